@@ -1,0 +1,324 @@
+// basic_bloom_filter<Layout, Hasher>: the verbs every bit-array filter shares (insert, contains, bulk
+// calls, clear, merge, intersect, estimates), written once. A Layout decides where a digest's probes
+// fall; a Hasher turns keys into digests. bloom_filter, partitioned_bloom_filter, blocked_bloom_filter
+// and split_block_bloom_filter are this template with their layouts.
+//
+// Thread safety:
+//  * const calls (contains, contains_many, count_contained, estimated_count, predicted_fpr, set_bits,
+//    size_in_bytes, hash, copying, saving) may run concurrently with each other;
+//  * insert_concurrent and insert_many_concurrent may run concurrently with each other and with the const
+//    lookups: each bit is set with an atomic OR, lookups read with relaxed atomic loads (a plain load on
+//    x86) and never take a lock. A lookup that happens after an insert returned sees that key; one racing
+//    it may or may not. The AVX2 lookup of split_block_bloom_filter reads a block with one vector load,
+//    which x86 performs without tearing the 32-bit words it tests;
+//  * everything else (insert, insert_many, clear, merge, intersect, assignment) needs exclusive access.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <ranges>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "blume/detail/bits.hpp"
+#include "blume/error.hpp"
+#include "blume/hash.hpp"
+#include "blume/kind.hpp"
+#include "blume/plan.hpp"
+#include "blume/storage.hpp"
+
+namespace blume {
+
+template <class Layout, hasher Hasher = xxh3_hasher>
+class basic_bloom_filter {
+ public:
+  using layout_type = Layout;
+  using hasher_type = Hasher;
+  using word_type = typename Layout::word_type;
+  static constexpr filter_kind kind = Layout::kind;
+  /// Keys hashed and probed per step of the bulk calls: enough independent cache misses in flight to hide
+  /// memory latency, few enough that the digests stay in registers and L1.
+  static constexpr std::size_t batch_size = 32;
+
+  /// A filter for `capacity` items at false-positive rate `fpr`, sized by plan_for(capacity, fpr, kind).
+  basic_bloom_filter(std::uint64_t capacity, double fpr, std::uint64_t seed = Hasher::default_seed)
+      : basic_bloom_filter(plan_for(capacity, fpr, kind), seed) {}
+
+  /// A filter with the geometry of `plan` (bits and hashes; other fields are informative).
+  explicit basic_bloom_filter(const filter_plan& plan, std::uint64_t seed = Hasher::default_seed)
+      : basic_bloom_filter(Layout(plan.bits, plan.hashes), Hasher(seed)) {}
+
+  /// A filter of exactly `bits` bits and `hashes` probes (the layout may reject sizes it cannot hold).
+  static basic_bloom_filter with_geometry(std::uint64_t bits, std::uint32_t hashes,
+                                          std::uint64_t seed = Hasher::default_seed) {
+    return basic_bloom_filter(Layout(bits, hashes), Hasher(seed));
+  }
+
+  /// For codecs: reassemble a filter from its parts. `storage` must hold layout.storage_bytes() bytes.
+  static basic_bloom_filter from_parts(const Layout& layout, const Hasher& hasher, byte_storage storage,
+                                       std::uint64_t inserted) {
+    if (storage.size() != layout.storage_bytes())
+      throw format_error("payload holds " + std::to_string(storage.size()) + " bytes but the parameters need " +
+                         std::to_string(layout.storage_bytes()));
+    basic_bloom_filter f(layout, hasher, std::move(storage));
+    f.inserted_ = inserted;
+    return f;
+  }
+
+  // ---- single keys -----------------------------------------------------------------------------------
+
+  /// The digest every probe of `k` derives from. Hash once, then use the digest overloads to probe
+  /// several filters of the same seed without hashing again.
+  template <key K>
+  digest hash(const K& k) const noexcept {
+    return hash_key(hasher_, k);
+  }
+
+  /// Adds a key. Returns true if it set at least one new bit (the key was certainly absent before).
+  template <key K>
+  bool insert(const K& k) noexcept {
+    return insert(hash(k));
+  }
+  bool insert(const digest& d) noexcept {
+    ++inserted_;
+    return layout_.template insert<false>(words(), d);
+  }
+
+  /// insert() that may run concurrently with other insert_concurrent calls and with lookups.
+  template <key K>
+  bool insert_concurrent(const K& k) noexcept {
+    return insert_concurrent(hash(k));
+  }
+  bool insert_concurrent(const digest& d) noexcept {
+    std::atomic_ref<std::uint64_t>(inserted_).fetch_add(1, std::memory_order_relaxed);
+    return layout_.template insert<true>(words(), d);
+  }
+
+  /// False means certainly absent; true means present or a false positive (rate: predicted_fpr()).
+  template <key K>
+  bool contains(const K& k) const noexcept {
+    return contains(hash(k));
+  }
+  bool contains(const digest& d) const noexcept { return layout_.contains(words(), d); }
+
+  // ---- bulk calls: ranges of keys or of digests ------------------------------------------------------
+  // Keys are hashed batch_size at a time and the memory they probe is prefetched before it is touched, so
+  // a batch keeps many cache misses in flight instead of waiting for each in turn.
+
+  template <std::ranges::input_range R>
+  void insert_many(const R& keys) noexcept {
+    insert_batched<false>(keys);
+  }
+  template <std::ranges::input_range R>
+  void insert_many_concurrent(const R& keys) noexcept {
+    insert_batched<true>(keys);
+  }
+
+  /// Writes one bool per key to `out`; returns how many answered true.
+  template <std::ranges::input_range R, class Out>
+    requires std::output_iterator<Out, bool>
+  std::size_t contains_many(const R& keys, Out out) const {
+    std::size_t hits = 0;
+    for_each_batch(keys, [&](std::span<const digest> batch) {
+      for (const digest& d : batch) layout_.prefetch(words(), d);
+      for (const digest& d : batch) {
+        const bool hit = layout_.contains(words(), d);
+        hits += hit;
+        *out = hit;
+        ++out;
+      }
+    });
+    return hits;
+  }
+
+  /// How many of `keys` the filter answers true for.
+  template <std::ranges::input_range R>
+  std::size_t count_contained(const R& keys) const noexcept {
+    std::size_t hits = 0;
+    for_each_batch(keys, [&](std::span<const digest> batch) {
+      for (const digest& d : batch) layout_.prefetch(words(), d);
+      for (const digest& d : batch) hits += layout_.contains(words(), d);
+    });
+    return hits;
+  }
+
+  // ---- whole-filter operations -----------------------------------------------------------------------
+
+  void clear() noexcept {
+    storage_.zero();
+    inserted_ = 0;
+  }
+
+  /// Union: afterwards the filter answers true for every key either filter held. Throws
+  /// incompatible_filters unless both have the same bits, hashes and seed.
+  void merge(const basic_bloom_filter& other) {
+    check_compatible(other, "merge");
+    combine(other, [](word_type a, word_type b) { return static_cast<word_type>(a | b); });
+    inserted_ += other.inserted_;
+  }
+
+  /// Intersection: afterwards the filter answers true only where both did (a superset of the keys in both
+  /// sets, and a higher false-positive rate than a filter built from the intersection).
+  void intersect(const basic_bloom_filter& other) {
+    check_compatible(other, "intersect");
+    combine(other, [](word_type a, word_type b) { return static_cast<word_type>(a & b); });
+    inserted_ = std::min(inserted_, other.inserted_);
+  }
+
+  /// Throws incompatible_filters naming the first parameter that differs.
+  void check_compatible(const basic_bloom_filter& other, std::string_view operation = "combine") const {
+    auto fail = [&](std::string_view what, std::uint64_t a, std::uint64_t b) {
+      throw incompatible_filters("cannot " + std::string(operation) + " " + std::string(kind_name(kind)) +
+                                 " filters: " + std::string(what) + " differ (" + std::to_string(a) + " vs " +
+                                 std::to_string(b) + ")");
+    };
+    if (bits() != other.bits()) fail("bit counts", bits(), other.bits());
+    if (hashes() != other.hashes()) fail("hash counts", hashes(), other.hashes());
+    if (seed() != other.seed()) fail("seeds", seed(), other.seed());
+  }
+
+  // ---- estimates -------------------------------------------------------------------------------------
+
+  /// Number of set bits (one pass over the array).
+  std::uint64_t set_bits() const noexcept {
+    std::uint64_t n = 0;
+    for (word_type w : word_span()) n += static_cast<std::uint64_t>(std::popcount(w));
+    return n;
+  }
+  double fill_ratio() const noexcept { return static_cast<double>(set_bits()) / static_cast<double>(bits()); }
+
+  /// Distinct items estimated from the fill (Swamidass & Baldi 2007; see math::estimate_items). Unlike
+  /// inserted(), it ignores duplicates and works after merge. +infinity for a completely full filter.
+  double estimated_count() const noexcept {
+    return math::estimate_items(kind, static_cast<double>(set_bits()), static_cast<double>(bits()), hashes());
+  }
+
+  /// The false-positive rate now: the kind's model at estimated_count() items.
+  double predicted_fpr() const noexcept { return predicted_fpr_at(estimated_count()); }
+  /// The kind's model at `items` items (for example at the planned capacity).
+  double predicted_fpr_at(double items) const noexcept {
+    if (items == std::numeric_limits<double>::infinity()) return 1.0;
+    return math::kind_fpr(kind, items, static_cast<double>(bits()), hashes());
+  }
+
+  // ---- geometry and raw access -----------------------------------------------------------------------
+
+  std::uint64_t bits() const noexcept { return layout_.bits(); }
+  std::uint32_t hashes() const noexcept { return layout_.hashes(); }
+  std::uint64_t seed() const noexcept { return hasher_.seed(); }
+  /// Calls to insert so far (duplicates included); carried through merge and save/load.
+  std::uint64_t inserted() const noexcept { return inserted_; }
+  /// Memory held: the bit array plus this object.
+  std::size_t size_in_bytes() const noexcept { return storage_.size() + sizeof(*this); }
+
+  const Layout& layout() const noexcept { return layout_; }
+  const Hasher& hasher() const noexcept { return hasher_; }
+  const byte_storage& storage() const noexcept { return storage_; }
+  /// True when the bits are a private mapping of a file (opened with map_file).
+  bool is_mapped() const noexcept { return storage_.file_backed(); }
+
+  friend bool operator==(const basic_bloom_filter& a, const basic_bloom_filter& b) noexcept {
+    if (a.bits() != b.bits() || a.hashes() != b.hashes() || a.seed() != b.seed()) return false;
+    return std::ranges::equal(a.word_span(), b.word_span());
+  }
+
+ private:
+  basic_bloom_filter(const Layout& layout, const Hasher& hasher)
+      : basic_bloom_filter(layout, hasher, byte_storage::allocate(layout.storage_bytes())) {}
+  basic_bloom_filter(const Layout& layout, const Hasher& hasher, byte_storage storage)
+      : layout_(layout), hasher_(hasher), storage_(std::move(storage)) {}
+
+  word_type* words() noexcept { return reinterpret_cast<word_type*>(storage_.data()); }
+  const word_type* words() const noexcept { return reinterpret_cast<const word_type*>(storage_.data()); }
+  std::span<const word_type> word_span() const noexcept {
+    return {words(), storage_.size() / sizeof(word_type)};
+  }
+
+  template <class Op>
+  void combine(const basic_bloom_filter& other, Op op) noexcept {
+    word_type* a = words();
+    const word_type* b = other.words();
+    const std::size_t n = storage_.size() / sizeof(word_type);
+    for (std::size_t i = 0; i < n; ++i) a[i] = op(a[i], b[i]);
+  }
+
+  template <class T>
+  digest to_digest(const T& item) const noexcept {
+    if constexpr (std::is_same_v<std::remove_cvref_t<T>, digest>) {
+      return item;
+    } else {
+      return hash(item);
+    }
+  }
+
+  template <class R, class Fn>
+  void for_each_batch(const R& items, Fn&& fn) const {
+    std::array<digest, batch_size> batch;
+    std::size_t n = 0;
+    for (auto&& item : items) {
+      batch[n++] = to_digest(item);
+      if (n == batch_size) {
+        fn(std::span<const digest>(batch.data(), n));
+        n = 0;
+      }
+    }
+    if (n != 0) fn(std::span<const digest>(batch.data(), n));
+  }
+
+  template <bool Atomic, class R>
+  void insert_batched(const R& keys) noexcept {
+    std::uint64_t count = 0;
+    for_each_batch(keys, [&](std::span<const digest> batch) {
+      for (const digest& d : batch) layout_.prefetch_for_write(words(), d);
+      for (const digest& d : batch) layout_.template insert<Atomic>(words(), d);
+      count += batch.size();
+    });
+    if constexpr (Atomic) {
+      std::atomic_ref<std::uint64_t>(inserted_).fetch_add(count, std::memory_order_relaxed);
+    } else {
+      inserted_ += count;
+    }
+  }
+
+  Layout layout_;
+  Hasher hasher_;
+  byte_storage storage_;
+  std::uint64_t inserted_ = 0;
+};
+
+/// Estimated distinct items in the union of the two filters' sets: the estimate of their OR, computed
+/// without building it. Throws incompatible_filters for filters of different geometry or seed.
+template <class L, class H>
+double estimate_union(const basic_bloom_filter<L, H>& a, const basic_bloom_filter<L, H>& b) {
+  a.check_compatible(b, "estimate the union of");
+  using word = typename L::word_type;
+  const auto* x = reinterpret_cast<const word*>(a.storage().data());
+  const auto* y = reinterpret_cast<const word*>(b.storage().data());
+  const std::size_t n = a.storage().size() / sizeof(word);
+  std::uint64_t set = 0;
+  for (std::size_t i = 0; i < n; ++i) set += static_cast<std::uint64_t>(std::popcount(static_cast<word>(x[i] | y[i])));
+  return math::estimate_items(L::kind, static_cast<double>(set), static_cast<double>(a.bits()), a.hashes());
+}
+
+/// Estimated distinct items in both sets: n(A) + n(B) − n(A ∪ B), never below zero.
+template <class L, class H>
+double estimate_intersection(const basic_bloom_filter<L, H>& a, const basic_bloom_filter<L, H>& b) {
+  const double u = estimate_union(a, b);
+  return std::max(0.0, a.estimated_count() + b.estimated_count() - u);
+}
+
+/// Jaccard index |A ∩ B| / |A ∪ B| from the two estimates (0 when both are empty).
+template <class L, class H>
+double estimate_jaccard(const basic_bloom_filter<L, H>& a, const basic_bloom_filter<L, H>& b) {
+  const double u = estimate_union(a, b);
+  if (u <= 0) return 0.0;
+  return std::max(0.0, a.estimated_count() + b.estimated_count() - u) / u;
+}
+
+}  // namespace blume

@@ -1,0 +1,49 @@
+// The classic Bloom filter (Bloom 1970): m bits, k probes per key anywhere in the array.
+#pragma once
+
+#include "blume/basic_bloom_filter.hpp"
+#include "blume/detail/geometry.hpp"
+#include "blume/detail/probe_ops.hpp"
+
+namespace blume {
+
+/// Probes by enhanced double hashing (Dillinger & Manolios 2004): from the digest halves a, b the i-th
+/// probe is g_i = a + i·b + (i³ − i)/6, computed incrementally as a += b, b += i. Kirsch & Mitzenmacher
+/// (2006) show two independent hashes suffice for the classic asymptotic rate; the cubic term removes
+/// plain double hashing's weakness when b is a multiple of a small factor of m. Each g_i (mod 2^64) is
+/// mapped to [0, m) by multiply-high (Lemire), so any m works.
+class classic_layout : public detail::flat_probe_ops<classic_layout> {
+ public:
+  static constexpr filter_kind kind = filter_kind::bloom;
+  static constexpr std::uint32_t block_bits = 0;  // no blocks: probes span the whole array
+
+  classic_layout(std::uint64_t bits, std::uint32_t hashes) : bits_(bits), hashes_(hashes) {
+    detail::check_geometry(kind, bits, hashes, 1);
+  }
+
+  std::uint64_t bits() const noexcept { return bits_; }
+  std::uint32_t hashes() const noexcept { return hashes_; }
+
+  /// Calls fn(bit position) for each probe while fn returns true; returns whether all returned true.
+  template <class Fn>
+  bool for_each_probe(digest d, Fn&& fn) const noexcept {
+    std::uint64_t a = d.low;
+    std::uint64_t b = d.high;
+    for (std::uint32_t i = 0; i < hashes_; ++i) {
+      if (!fn(reduce(a, bits_))) return false;
+      a += b;
+      b += i;
+    }
+    return true;
+  }
+
+ private:
+  std::uint64_t bits_;
+  std::uint32_t hashes_;
+};
+
+/// The classic Bloom filter. `bloom_filter<> f(100'000'000, 0.01);` gives m = 958,505,838 bits, k = 7.
+template <hasher Hasher = xxh3_hasher>
+using bloom_filter = basic_bloom_filter<classic_layout, Hasher>;
+
+}  // namespace blume

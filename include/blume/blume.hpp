@@ -1,0 +1,13 @@
+// Everything in one include.
+#pragma once
+
+#include "blume/blocked_bloom_filter.hpp"
+#include "blume/bloom_filter.hpp"
+#include "blume/error.hpp"
+#include "blume/format.hpp"
+#include "blume/hash.hpp"
+#include "blume/kind.hpp"
+#include "blume/partitioned_bloom_filter.hpp"
+#include "blume/plan.hpp"
+#include "blume/simd.hpp"
+#include "blume/storage.hpp"

@@ -1,0 +1,30 @@
+// Small helpers shared by the filter layouts: plain or atomic bit setting, relaxed loads, prefetching.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace blume::detail {
+
+/// OR `mask` into `word`; with Atomic, as a relaxed atomic read-modify-write so several threads may insert
+/// at once (each bit only ever goes from 0 to 1, so no ordering beyond atomicity is needed).
+template <bool Atomic, class Word>
+inline void set_mask(Word& word, Word mask) noexcept {
+  if constexpr (Atomic) {
+    std::atomic_ref<Word>(word).fetch_or(mask, std::memory_order_relaxed);
+  } else {
+    word |= mask;
+  }
+}
+
+/// A relaxed atomic load: compiles to a plain load on x86, and keeps lookups well-defined while other
+/// threads insert concurrently.
+template <class Word>
+inline Word load_relaxed(const Word& word) noexcept {
+  return __atomic_load_n(&word, __ATOMIC_RELAXED);
+}
+
+inline void prefetch_read(const void* p) noexcept { __builtin_prefetch(p, 0, 3); }
+inline void prefetch_write(const void* p) noexcept { __builtin_prefetch(p, 1, 3); }
+
+}  // namespace blume::detail

@@ -1,0 +1,56 @@
+// insert/contains/prefetch for layouts whose probes are independent bit positions in one flat array
+// (classic and partitioned). The layout supplies for_each_probe(digest, fn): call fn(bit position) for
+// each probe while fn returns true, and return whether all did.
+#pragma once
+
+#include <cstdint>
+
+#include "blume/detail/bits.hpp"
+#include "blume/hash.hpp"
+
+namespace blume::detail {
+
+template <class Layout>
+class flat_probe_ops {
+ public:
+  using word_type = std::uint64_t;
+
+  template <bool Atomic>
+  bool insert(word_type* words, digest d) const noexcept {
+    word_type fresh = 0;
+    self().for_each_probe(d, [&](std::uint64_t pos) {
+      const word_type mask = word_type{1} << (pos & 63);
+      fresh |= ~load_relaxed(words[pos >> 6]) & mask;
+      set_mask<Atomic>(words[pos >> 6], mask);
+      return true;
+    });
+    return fresh != 0;
+  }
+
+  bool contains(const word_type* words, digest d) const noexcept {
+    // Early exit: an absent key usually fails within the first two probes, saving their cache misses.
+    return self().for_each_probe(d, [&](std::uint64_t pos) { return (load_relaxed(words[pos >> 6]) >> (pos & 63)) & 1; });
+  }
+
+  void prefetch(const word_type* words, digest d) const noexcept {
+    self().for_each_probe(d, [&](std::uint64_t pos) {
+      prefetch_read(words + (pos >> 6));
+      return true;
+    });
+  }
+  void prefetch_for_write(word_type* words, digest d) const noexcept {
+    self().for_each_probe(d, [&](std::uint64_t pos) {
+      prefetch_write(words + (pos >> 6));
+      return true;
+    });
+  }
+
+  std::size_t storage_bytes() const noexcept {
+    return static_cast<std::size_t>((self().bits() + 63) / 64 * 8);
+  }
+
+ private:
+  const Layout& self() const noexcept { return static_cast<const Layout&>(*this); }
+};
+
+}  // namespace blume::detail

@@ -1,0 +1,376 @@
+// The file format: a 128-byte little-endian header, then the filter's payload (its bit array exactly as
+// it lies in memory). Layout, field by field, in docs/format.md. This is the only code that reads or
+// writes serialized filters; it validates everything before it trusts anything, and throws format_error
+// with a message saying what is wrong.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "blume/error.hpp"
+#include "blume/hash.hpp"
+#include "blume/kind.hpp"
+#include "blume/storage.hpp"
+
+namespace blume {
+
+inline constexpr std::array<char, 8> file_magic = {'B', 'L', 'U', 'M', 'E', 'F', 'L', 'T'};
+inline constexpr std::uint32_t format_version = 1;
+inline constexpr std::size_t header_size = 128;
+
+/// The decoded header of a filter file.
+struct file_header {
+  std::uint32_t version = format_version;
+  filter_kind kind = filter_kind::bloom;
+  hash_id hash = hash_id::xxh3_128;
+  std::uint32_t block_bits = 0;  // the layout: 0 (flat), 512 (blocked), 256 (split-block)
+  std::uint64_t seed = 0;
+  std::uint64_t bits = 0;
+  std::uint32_t hashes = 0;
+  std::uint64_t inserted = 0;
+  std::uint64_t payload_size = 0;
+  std::uint64_t payload_checksum = 0;  // XXH64 of the payload, seed 0
+};
+
+/// How much map_file checks before returning.
+enum class verify {
+  full,         // header and payload checksum: one pass over the payload (~10 ms per 100 MB from cache)
+  header_only,  // header checksum and sizes only: opens a filter of any size in microseconds
+};
+
+namespace detail {
+
+// Byte offsets of the header fields (docs/format.md).
+inline constexpr std::size_t off_version = 8, off_header_size = 12, off_kind = 16, off_hash = 18,
+                             off_block_bits = 20, off_seed = 24, off_bits = 32, off_hashes = 40, off_flags = 44,
+                             off_inserted = 48, off_payload_size = 56, off_payload_checksum = 64,
+                             off_reserved = 72, off_header_checksum = 120;
+
+template <class T>
+T read_le(const std::byte* p) noexcept {
+  T v;
+  std::memcpy(&v, p, sizeof v);  // the host is little-endian (static_assert in hash.hpp)
+  return v;
+}
+template <class T>
+void write_le(std::byte* p, T v) noexcept {
+  std::memcpy(p, &v, sizeof v);
+}
+
+inline std::uint64_t checksum(const void* data, std::size_t len) noexcept { return XXH64(data, len, 0); }
+
+inline bool known_kind(std::uint16_t k) noexcept {
+  for (filter_kind kind : all_kinds)
+    if (static_cast<std::uint16_t>(kind) == k) return true;
+  return false;
+}
+
+inline std::string errno_text(const std::string& what, const std::filesystem::path& path) {
+  return what + " '" + path.string() + "': " + std::generic_category().message(errno);
+}
+
+/// Closes a file descriptor on scope exit.
+struct fd_guard {
+  int fd = -1;
+  ~fd_guard() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace detail
+
+/// Encodes a header (computing its checksum).
+inline std::array<std::byte, header_size> encode_header(const file_header& h) noexcept {
+  using namespace detail;
+  std::array<std::byte, header_size> out{};
+  std::memcpy(out.data(), file_magic.data(), file_magic.size());
+  write_le<std::uint32_t>(out.data() + off_version, h.version);
+  write_le<std::uint32_t>(out.data() + off_header_size, static_cast<std::uint32_t>(header_size));
+  write_le<std::uint16_t>(out.data() + off_kind, static_cast<std::uint16_t>(h.kind));
+  write_le<std::uint16_t>(out.data() + off_hash, static_cast<std::uint16_t>(h.hash));
+  write_le<std::uint32_t>(out.data() + off_block_bits, h.block_bits);
+  write_le<std::uint64_t>(out.data() + off_seed, h.seed);
+  write_le<std::uint64_t>(out.data() + off_bits, h.bits);
+  write_le<std::uint32_t>(out.data() + off_hashes, h.hashes);
+  write_le<std::uint64_t>(out.data() + off_inserted, h.inserted);
+  write_le<std::uint64_t>(out.data() + off_payload_size, h.payload_size);
+  write_le<std::uint64_t>(out.data() + off_payload_checksum, h.payload_checksum);
+  write_le<std::uint64_t>(out.data() + off_header_checksum, checksum(out.data(), off_header_checksum));
+  return out;
+}
+
+/// Decodes and validates a header: magic, version, header size, header checksum, known kind and hash,
+/// zero reserved fields. `bytes` is at least the header (it may be the whole file).
+inline file_header decode_header(std::span<const std::byte> bytes) {
+  using namespace detail;
+  if (bytes.size() < header_size)
+    throw format_error("truncated header: " + std::to_string(bytes.size()) + " bytes, a filter file starts with " +
+                       std::to_string(header_size));
+  const std::byte* p = bytes.data();
+  if (std::memcmp(p, file_magic.data(), file_magic.size()) != 0)
+    throw format_error("bad magic: not a blume filter file");
+  file_header h;
+  h.version = read_le<std::uint32_t>(p + off_version);
+  if (h.version != format_version)
+    throw format_error("unsupported format version " + std::to_string(h.version) + " (this build reads version " +
+                       std::to_string(format_version) + ")");
+  if (const auto size = read_le<std::uint32_t>(p + off_header_size); size != header_size)
+    throw format_error("bad header size " + std::to_string(size) + " (version 1 headers are " +
+                       std::to_string(header_size) + " bytes)");
+  if (read_le<std::uint64_t>(p + off_header_checksum) != checksum(p, off_header_checksum))
+    throw format_error("header checksum mismatch: the header is corrupt");
+  const auto kind = read_le<std::uint16_t>(p + off_kind);
+  if (!known_kind(kind)) throw format_error("unknown filter kind " + std::to_string(kind));
+  h.kind = static_cast<filter_kind>(kind);
+  const auto hash = read_le<std::uint16_t>(p + off_hash);
+  if (hash != static_cast<std::uint16_t>(hash_id::xxh3_128) && hash != static_cast<std::uint16_t>(hash_id::murmur64a_pair))
+    throw format_error("unknown hash function id " + std::to_string(hash));
+  h.hash = static_cast<hash_id>(hash);
+  h.block_bits = read_le<std::uint32_t>(p + off_block_bits);
+  h.seed = read_le<std::uint64_t>(p + off_seed);
+  h.bits = read_le<std::uint64_t>(p + off_bits);
+  h.hashes = read_le<std::uint32_t>(p + off_hashes);
+  if (read_le<std::uint32_t>(p + off_flags) != 0) throw format_error("unknown header flags");
+  h.inserted = read_le<std::uint64_t>(p + off_inserted);
+  h.payload_size = read_le<std::uint64_t>(p + off_payload_size);
+  h.payload_checksum = read_le<std::uint64_t>(p + off_payload_checksum);
+  for (std::size_t i = off_reserved; i < off_header_checksum; ++i)
+    if (p[i] != std::byte{0}) throw format_error("reserved header bytes are not zero");
+  return h;
+}
+
+namespace detail {
+
+/// The layout a header describes for filter type F, or format_error saying why it cannot be F.
+template <class F>
+typename F::layout_type layout_for(const file_header& h) {
+  using L = typename F::layout_type;
+  if (h.kind != F::kind)
+    throw format_error("file holds a '" + std::string(kind_name(h.kind)) + "' filter, not a '" +
+                       std::string(kind_name(F::kind)) + "' filter");
+  if (h.hash != F::hasher_type::id)
+    throw format_error("file uses hash function id " + std::to_string(static_cast<int>(h.hash)) +
+                       ", this filter type uses id " + std::to_string(static_cast<int>(F::hasher_type::id)));
+  if (h.block_bits != L::block_bits)
+    throw format_error("block size " + std::to_string(h.block_bits) + " does not match a " +
+                       std::string(kind_name(F::kind)) + " filter (" + std::to_string(L::block_bits) + ")");
+  try {
+    L layout(h.bits, h.hashes);
+    if (h.payload_size != layout.storage_bytes())
+      throw format_error("payload size " + std::to_string(h.payload_size) + " does not match the parameters (" +
+                         std::to_string(h.bits) + " bits need " + std::to_string(layout.storage_bytes()) +
+                         " bytes)");
+    return layout;
+  } catch (const invalid_argument& e) {
+    throw format_error(std::string("invalid parameters: ") + e.what());
+  }
+}
+
+inline void check_file_size(std::uint64_t actual, const file_header& h) {
+  const std::uint64_t expected = header_size + h.payload_size;
+  if (actual < expected)
+    throw format_error("truncated: " + std::to_string(actual) + " bytes, the header announces " +
+                       std::to_string(expected));
+  if (actual > expected)
+    throw format_error("trailing data: " + std::to_string(actual) + " bytes, the header announces " +
+                       std::to_string(expected));
+}
+
+inline void check_payload(const std::byte* payload, const file_header& h) {
+  if (checksum(payload, h.payload_size) != h.payload_checksum)
+    throw format_error("payload checksum mismatch: the filter's bits are corrupt");
+  // Bits past m in the last word are never set by a filter; set ones mean a forged or damaged file.
+  for (std::uint64_t bit = h.bits; bit < h.payload_size * 8; ++bit)
+    if ((static_cast<unsigned>(payload[bit / 8]) >> (bit % 8)) & 1u)
+      throw format_error("padding bits past bit " + std::to_string(h.bits) + " are set");
+}
+
+template <class F>
+file_header header_of(const F& f) {
+  file_header h;
+  h.kind = F::kind;
+  h.hash = F::hasher_type::id;
+  h.block_bits = F::layout_type::block_bits;
+  h.seed = f.seed();
+  h.bits = f.bits();
+  h.hashes = f.hashes();
+  h.inserted = f.inserted();
+  h.payload_size = f.storage().size();
+  h.payload_checksum = checksum(f.storage().data(), f.storage().size());
+  return h;
+}
+
+inline void write_all(int fd, const void* data, std::size_t len, const std::filesystem::path& path) {
+  const auto* p = static_cast<const char*>(data);
+  while (len > 0) {
+    const ssize_t n = ::write(fd, p, std::min<std::size_t>(len, std::size_t{1} << 30));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw io_error(errno_text("cannot write", path));
+    }
+    p += n;
+    len -= static_cast<std::size_t>(n);
+  }
+}
+
+inline void read_all(int fd, void* data, std::size_t len, const std::filesystem::path& path) {
+  auto* p = static_cast<char*>(data);
+  while (len > 0) {
+    const ssize_t n = ::read(fd, p, std::min<std::size_t>(len, std::size_t{1} << 30));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw io_error(errno_text("cannot read", path));
+    }
+    if (n == 0) throw format_error("truncated: '" + path.string() + "' ended early");
+    p += n;
+    len -= static_cast<std::size_t>(n);
+  }
+}
+
+inline std::uint64_t open_for_reading(detail::fd_guard& fd, const std::filesystem::path& path) {
+  fd.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd.fd < 0) throw io_error(errno_text("cannot open", path));
+  struct stat st {};
+  if (::fstat(fd.fd, &st) != 0) throw io_error(errno_text("cannot stat", path));
+  if (!S_ISREG(st.st_mode)) throw io_error("cannot read '" + path.string() + "': not a regular file");
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
+}  // namespace detail
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, rename over the
+/// target, fsync of the directory. Readers see the old file or the new one, never a mix; on failure the
+/// old file is untouched and the temporary removed.
+inline void write_file_atomically(const std::filesystem::path& path, std::span<const std::span<const std::byte>> parts) {
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  std::string tmpl = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
+  detail::fd_guard fd;
+  fd.fd = ::mkstemp(tmpl.data());
+  if (fd.fd < 0) throw io_error(detail::errno_text("cannot create a temporary file in", dir));
+  try {
+    for (auto part : parts) detail::write_all(fd.fd, part.data(), part.size(), tmpl);
+    if (::fsync(fd.fd) != 0) throw io_error(detail::errno_text("cannot fsync", tmpl));
+    ::fchmod(fd.fd, 0644);
+    if (::close(fd.fd) != 0) {
+      fd.fd = -1;
+      throw io_error(detail::errno_text("cannot close", tmpl));
+    }
+    fd.fd = -1;
+    if (::rename(tmpl.c_str(), path.c_str()) != 0) throw io_error(detail::errno_text("cannot rename onto", path));
+  } catch (...) {
+    ::unlink(tmpl.c_str());
+    throw;
+  }
+  detail::fd_guard dfd;
+  dfd.fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd.fd >= 0) ::fsync(dfd.fd);  // best effort: the rename is already visible
+}
+
+/// The filter serialized: header then payload.
+template <class F>
+std::vector<std::byte> to_bytes(const F& f) {
+  const auto header = encode_header(detail::header_of(f));
+  std::vector<std::byte> out(header.begin(), header.end());
+  out.insert(out.end(), f.storage().data(), f.storage().data() + f.storage().size());
+  return out;
+}
+
+/// A filter from serialized bytes (copied). Throws format_error for anything not a valid F.
+template <class F>
+F from_bytes(std::span<const std::byte> bytes) {
+  const file_header h = decode_header(bytes);
+  const auto layout = detail::layout_for<F>(h);
+  detail::check_file_size(bytes.size(), h);
+  detail::check_payload(bytes.data() + header_size, h);
+  byte_storage storage = byte_storage::allocate(h.payload_size);
+  std::memcpy(storage.data(), bytes.data() + header_size, h.payload_size);
+  return F::from_parts(layout, typename F::hasher_type(h.seed), std::move(storage), h.inserted);
+}
+
+/// Saves atomically (see write_file_atomically).
+template <class F>
+void save(const F& f, const std::filesystem::path& path) {
+  const auto header = encode_header(detail::header_of(f));
+  const std::span<const std::byte> parts[] = {header, {f.storage().data(), f.storage().size()}};
+  write_file_atomically(path, parts);
+}
+
+/// Reads a file's header without loading the filter.
+inline file_header read_header(const std::filesystem::path& path) {
+  detail::fd_guard fd;
+  const std::uint64_t size = detail::open_for_reading(fd, path);
+  std::array<std::byte, header_size> buf{};
+  if (size < header_size)
+    throw format_error("truncated header: '" + path.string() + "' has " + std::to_string(size) + " bytes, a filter file starts with " +
+                       std::to_string(header_size));
+  detail::read_all(fd.fd, buf.data(), buf.size(), path);
+  const file_header h = decode_header(buf);
+  detail::check_file_size(size, h);
+  return h;
+}
+
+/// Loads a filter into memory (huge-page backed when large). Sizes are checked against the file before
+/// anything is allocated, so a hostile header cannot make us allocate more than the file holds.
+template <class F>
+F load(const std::filesystem::path& path) {
+  detail::fd_guard fd;
+  const std::uint64_t size = detail::open_for_reading(fd, path);
+  std::array<std::byte, header_size> buf{};
+  if (size < header_size)
+    throw format_error("truncated header: '" + path.string() + "' has " + std::to_string(size) +
+                       " bytes, a filter file starts with " + std::to_string(header_size));
+  detail::read_all(fd.fd, buf.data(), buf.size(), path);
+  const file_header h = decode_header(buf);
+  const auto layout = detail::layout_for<F>(h);
+  detail::check_file_size(size, h);
+  byte_storage storage = byte_storage::allocate(h.payload_size);
+  detail::read_all(fd.fd, storage.data(), h.payload_size, path);
+  detail::check_payload(storage.data(), h);
+  return F::from_parts(layout, typename F::hasher_type(h.seed), std::move(storage), h.inserted);
+}
+
+/// Opens a filter as a private, copy-on-write mapping of the file: nothing is copied, pages are read on
+/// first touch, and changes made through the filter stay in memory (the file is never written). With
+/// verify::header_only a filter of any size opens in microseconds; verify::full also checks the payload
+/// checksum. The file must not be truncated by another process while mapped.
+template <class F>
+F map_file(const std::filesystem::path& path, verify level = verify::full) {
+  detail::fd_guard fd;
+  const std::uint64_t size = detail::open_for_reading(fd, path);
+  if (size < header_size)
+    throw format_error("truncated header: '" + path.string() + "' has " + std::to_string(size) +
+                       " bytes, a filter file starts with " + std::to_string(header_size));
+  void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd.fd, 0);
+  if (base == MAP_FAILED) throw io_error(detail::errno_text("cannot map", path));
+  struct unmap_on_error {
+    void* base;
+    std::size_t size;
+    ~unmap_on_error() {
+      if (base != nullptr) ::munmap(base, size);
+    }
+  } guard{base, size};
+  const std::span<const std::byte> bytes(static_cast<const std::byte*>(base), size);
+  const file_header h = decode_header(bytes);
+  const auto layout = detail::layout_for<F>(h);
+  detail::check_file_size(size, h);
+  if (level == verify::full) detail::check_payload(bytes.data() + header_size, h);
+  guard.base = nullptr;  // the storage below owns the mapping from here on
+  byte_storage storage =
+      byte_storage::adopt_mapping(base, size, static_cast<std::byte*>(base) + header_size, h.payload_size);
+  return F::from_parts(layout, typename F::hasher_type(h.seed), std::move(storage), h.inserted);
+}
+
+}  // namespace blume

@@ -1,0 +1,39 @@
+// The kinds of filter blume knows, with the one name each goes by everywhere (library docs, the CLI's
+// --kind, `blume info`, the file header).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace blume {
+
+/// Stored in every file header: values are part of the format and never reused.
+enum class filter_kind : std::uint16_t {
+  bloom = 1,        // classic: m bits, k probes anywhere in the array
+  partitioned = 2,  // k slices of m/k bits, one probe per slice
+  blocked = 3,      // k probes inside one 512-bit (64-byte) cache line
+  split_block = 4,  // 256-bit blocks of eight 32-bit words, one probe per word (Parquet's layout)
+};
+
+inline constexpr std::array<filter_kind, 4> all_kinds = {filter_kind::bloom, filter_kind::partitioned,
+                                                         filter_kind::blocked, filter_kind::split_block};
+
+constexpr std::string_view kind_name(filter_kind k) noexcept {
+  switch (k) {
+    case filter_kind::bloom: return "bloom";
+    case filter_kind::partitioned: return "partitioned";
+    case filter_kind::blocked: return "blocked";
+    case filter_kind::split_block: return "split-block";
+  }
+  return "unknown";
+}
+
+constexpr std::optional<filter_kind> parse_kind(std::string_view name) noexcept {
+  for (filter_kind k : all_kinds)
+    if (kind_name(k) == name) return k;
+  return std::nullopt;
+}
+
+}  // namespace blume

@@ -1,0 +1,334 @@
+// Planning math, all in one place: how many bits and probes a filter needs for n items at a target
+// false-positive rate, what rate a given geometry delivers, and how many items a filter holds judging by
+// its fill. Every formula names its source; tests hold the filters to these formulas and the formulas to
+// measurement.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numbers>
+#include <string>
+
+#include "blume/error.hpp"
+#include "blume/kind.hpp"
+
+namespace blume {
+
+/// Largest bit array blume will allocate: 2^40 bits (128 GiB). Larger requests are refused up front.
+inline constexpr std::uint64_t max_filter_bits = std::uint64_t{1} << 40;
+/// Largest number of probes per key. The optimal k is (m/n)·ln 2, so 64 covers fpr down to ~1e-19.
+inline constexpr std::uint32_t max_hashes = 64;
+/// Bits per block of blocked_bloom_filter: one 64-byte cache line.
+inline constexpr std::uint32_t blocked_block_bits = 512;
+/// Bits per block of split_block_bloom_filter, and its fixed probe count (one bit in each 32-bit word).
+inline constexpr std::uint32_t split_block_bits = 256;
+inline constexpr std::uint32_t split_block_hashes = 8;
+
+/// The geometry chosen for a filter and what it is predicted to deliver.
+struct filter_plan {
+  filter_kind kind = filter_kind::bloom;
+  std::uint64_t items = 0;   // the capacity n the plan is for
+  std::uint64_t bits = 0;    // m, after rounding to the kind's granularity
+  std::uint32_t hashes = 0;  // k
+  std::uint64_t bytes = 0;   // memory of the bit array
+  double predicted_fpr = 0;  // at n items, under the kind's own model
+  double bits_per_key() const noexcept { return items == 0 ? 0.0 : static_cast<double>(bytes) * 8.0 / items; }
+};
+
+namespace math {
+
+inline constexpr double ln2 = std::numbers::ln2;
+
+/// Bloom (1970) / the classic approximation: after n insertions into m bits with k probes each, a bit is
+/// still zero with probability (1 − 1/m)^{kn} ≈ e^{−kn/m}, so a lookup of an absent key hits k set bits with
+/// probability ε ≈ (1 − e^{−kn/m})^k.
+inline double bloom_fpr(double n, double m, double k) noexcept {
+  if (n <= 0) return 0.0;
+  return std::pow(-std::expm1(-k * n / m), k);
+}
+
+/// Goel & Gupta (2010): an upper bound on the classic filter's false-positive rate,
+/// ε ≤ (1 − e^{−k(n + 0.5)/(m − 1)})^k, valid for every m > 1.
+inline double goel_gupta_bound(double n, double m, double k) noexcept {
+  return std::pow(-std::expm1(-k * (n + 0.5) / (m - 1)), k);
+}
+
+/// The k that minimises bloom_fpr for m bits and n items: (m/n)·ln 2 (real-valued).
+inline double optimal_hashes(double m, double n) noexcept { return m / n * ln2; }
+
+/// The integer k to use: round((m/n)·ln 2), clamped to [1, max_hashes].
+inline std::uint32_t optimal_hash_count(double m, double n) noexcept {
+  const double k = std::round(optimal_hashes(m, n));
+  return static_cast<std::uint32_t>(std::clamp(k, 1.0, static_cast<double>(max_hashes)));
+}
+
+/// Bits for n items at rate ε with the optimal k: m = −n·ln ε / (ln 2)². Per key that is 1.44·log2(1/ε),
+/// 44% above the information-theoretic minimum log2(1/ε).
+inline double optimal_bits(double n, double fpr) noexcept { return -n * std::log(fpr) / (ln2 * ln2); }
+
+/// Partitioned filter (k slices of s = m/k bits, one probe per slice): a slice bit is zero with
+/// probability (1 − 1/s)^n, so ε = (1 − (1 − 1/s)^n)^k. Slightly above bloom_fpr for the same m and k.
+inline double partitioned_fpr(double n, double m, double k) noexcept {
+  if (n <= 0) return 0.0;
+  const double s = m / k;
+  return std::pow(-std::expm1(n * std::log1p(-1.0 / s)), k);
+}
+
+/// E[f(J)] for J ~ Poisson(λ), summed outward from the mode until the terms vanish.
+template <class F>
+double poisson_expectation(double lambda, F f) noexcept {
+  if (lambda <= 0) return f(0.0);
+  const double mode = std::floor(lambda);
+  const double log_pmf_mode = -lambda + mode * std::log(lambda) - std::lgamma(mode + 1);
+  double sum = 0.0;
+  double p = std::exp(log_pmf_mode);
+  for (double j = mode; p > 1e-300; ++j) {  // upward
+    sum += p * f(j);
+    p *= lambda / (j + 1);
+    if (j > mode + 20 && p * 1e17 < sum) break;
+  }
+  p = std::exp(log_pmf_mode);
+  for (double j = mode; j > 0;) {  // downward
+    p *= j / lambda;
+    --j;
+    sum += p * f(j);
+    if (p * 1e17 < sum || p < 1e-300) break;
+  }
+  return sum;
+}
+
+/// Blocked filter (Putze, Sanders & Singler 2007): every key's k probes fall in one block of B bits, and
+/// keys per block follow Poisson(λ = nB/m). Averaging the classic rate for j keys in B bits over that
+/// distribution (the paper's formula) still underestimates: within a block the fill varies around its
+/// mean and E[fill^k] > E[fill]^k. This computes the rate exactly for independent uniform probes:
+///   * a lookup's k probes cover s distinct bits with probability P(s) = S(k,s)·B^(s)/B^k
+///     (S: Stirling numbers of the second kind, B^(s) the falling factorial);
+///   * s given bits are all set after t probes with probability Σ_i (−1)^i C(s,i) (1 − i/B)^t;
+///   * with t = Jk and J ~ Poisson(λ), E[(1 − i/B)^{Jk}] = e^{−λ(1 − r_i)} with r_i = (1 − i/B)^k.
+/// Hence ε = Σ_i c_i·e^{−λ(1 − r_i)} with c_i = (−1)^i Σ_{s≥i} P(s)·C(s,i): O(k²) work. The alternating
+/// sum is evaluated in long double; where cancellation would swamp the result (k near 32 at rates below
+/// ~1e−12) the Poisson-averaged classic formula, within a few percent there, is returned instead.
+inline double blocked_fpr(double n, double m, double k_real, double block_bits) noexcept {
+  if (n <= 0) return 0.0;
+  using real = long double;
+  const int k = static_cast<int>(k_real);
+  const real B = block_bits;
+  const real lambda = static_cast<real>(n) * B / static_cast<real>(m);
+  // Stirling numbers S(k, s) by the recurrence S(n, s) = s·S(n−1, s) + S(n−1, s−1).
+  real stirling[65] = {1};
+  for (int row = 1; row <= k; ++row)
+  {
+    for (int s = row; s >= 1; --s) stirling[s] = s * stirling[s] + stirling[s - 1];
+    stirling[0] = 0;
+  }
+  real p_distinct[65] = {};
+  real falling = 1;  // B^(s) / B^s
+  for (int s = 1; s <= k; ++s) {
+    falling *= 1 - static_cast<real>(s - 1) / B;
+    p_distinct[s] = stirling[s] * falling * std::pow(B, static_cast<real>(s - k));
+  }
+  real sum = 0, magnitude = 0;
+  for (int i = 0; i <= k; ++i) {
+    real c = 0;
+    real binom = 1;  // C(s, i) for s = i, i+1, ...
+    for (int s = i; s <= k; ++s) {
+      if (s > i) binom = binom * s / (s - i);
+      c += p_distinct[s] * binom;
+    }
+    const real r = std::pow(1 - static_cast<real>(i) / B, static_cast<real>(k));
+    const real term = (i % 2 ? -c : c) * std::exp(-lambda * (1 - r));
+    sum += term;
+    magnitude += std::fabs(term);
+  }
+  if (!(sum > magnitude * 1e-15L)) {
+    const double log_zero = k_real * std::log1p(-1.0 / block_bits);
+    return poisson_expectation(static_cast<double>(lambda),
+                               [&](double j) { return std::pow(-std::expm1(j * log_zero), k_real); });
+  }
+  return static_cast<double>(sum);
+}
+
+/// Split-block filter: blocks of eight 32-bit words, each key sets one bit in each word of its block.
+/// With j keys in the block a word bit is zero with probability (31/32)^j, and a lookup tests 8 bits.
+inline double split_block_fpr(double n, double m) noexcept {
+  if (n <= 0) return 0.0;
+  const double lambda = n * split_block_bits / m;
+  const double log_zero = std::log1p(-1.0 / 32.0);
+  return poisson_expectation(lambda, [&](double j) { return std::pow(-std::expm1(j * log_zero), 8.0); });
+}
+
+/// The false-positive rate of a kind with m bits and k probes holding n items.
+inline double kind_fpr(filter_kind kind, double n, double m, double k) noexcept {
+  switch (kind) {
+    case filter_kind::bloom: return bloom_fpr(n, m, k);
+    case filter_kind::partitioned: return partitioned_fpr(n, m, k);
+    case filter_kind::blocked: return blocked_fpr(n, m, k, blocked_block_bits);
+    case filter_kind::split_block: return split_block_fpr(n, m);
+  }
+  return 1.0;
+}
+
+/// Items estimated from the number of set bits X (Swamidass & Baldi 2007): inverting E[X] gives
+/// n* = −(m/k)·ln(1 − X/m) for the classic filter. For the other kinds the same inversion of their own
+/// E[X] is used:
+///   partitioned: E[X/m] = 1 − (1 − k/m)^n         → n* = ln(1 − X/m) / ln(1 − k/m)
+///   blocked:     E[X/m] = 1 − e^{−λ(1 − (1 − 1/B)^k)} with λ = nB/m (Poisson keys per block)
+///   split-block: E[X/m] = 1 − e^{−λ/32}
+/// A completely full filter gives +infinity.
+inline double estimate_items(filter_kind kind, double set_bits, double m, double k) noexcept {
+  if (set_bits >= m) return std::numeric_limits<double>::infinity();
+  const double log_empty = std::log1p(-set_bits / m);  // ln(1 − X/m) ≤ 0
+  switch (kind) {
+    case filter_kind::bloom: return -(m / k) * log_empty;
+    case filter_kind::partitioned: return log_empty / std::log1p(-k / m);
+    case filter_kind::blocked: {
+      const double blocks = m / blocked_block_bits;
+      const double per_key = -std::expm1(k * std::log1p(-1.0 / blocked_block_bits));
+      return blocks * (-log_empty) / per_key;
+    }
+    case filter_kind::split_block: return (m / split_block_bits) * 32.0 * (-log_empty);
+  }
+  return 0.0;
+}
+
+}  // namespace math
+
+namespace detail {
+
+inline void check_plan_inputs(std::uint64_t items, double fpr) {
+  if (items == 0) throw invalid_argument("capacity must be at least 1 item, got 0");
+  if (!(fpr > 0.0 && fpr < 1.0))  // also rejects NaN
+    throw invalid_argument("false-positive rate must be in (0, 1), got " + std::to_string(fpr));
+}
+
+inline void check_bits(double bits, std::uint64_t items, double fpr) {
+  if (!(bits <= static_cast<double>(max_filter_bits)))
+    throw invalid_argument("a filter for " + std::to_string(items) + " items at false-positive rate " +
+                           std::to_string(fpr) + " needs " + std::to_string(bits) +
+                           " bits, more than the maximum of 2^40 bits (128 GiB)");
+}
+
+/// Smallest count in [1, hi] for which ok(count) holds (ok is monotone); hi + 1 if none.
+template <class Ok>
+std::uint64_t smallest_satisfying(std::uint64_t hi, Ok ok) {
+  std::uint64_t lo = 1;
+  if (!ok(hi)) return hi + 1;
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    if (ok(mid)) hi = mid; else lo = mid + 1;
+  }
+  return lo;
+}
+
+inline std::uint64_t storage_bytes(filter_kind kind, std::uint64_t bits) noexcept {
+  switch (kind) {
+    case filter_kind::bloom:
+    case filter_kind::partitioned: return (bits + 63) / 64 * 8;
+    case filter_kind::blocked:
+    case filter_kind::split_block: return bits / 8;
+  }
+  return 0;
+}
+
+inline filter_plan make_plan(filter_kind kind, std::uint64_t items, std::uint64_t bits, std::uint32_t k) {
+  filter_plan p;
+  p.kind = kind;
+  p.items = items;
+  p.bits = bits;
+  p.hashes = k;
+  p.bytes = storage_bytes(kind, bits);
+  p.predicted_fpr = math::kind_fpr(kind, static_cast<double>(items), static_cast<double>(bits), k);
+  return p;
+}
+
+/// Blocked kinds: for each candidate k the fewest blocks whose real (Poisson-averaged) rate meets the
+/// target; the k that needs the least memory wins.
+inline filter_plan plan_blocked(filter_kind kind, std::uint64_t items, double fpr, std::uint32_t block_bits) {
+  const double n = static_cast<double>(items);
+  const std::uint64_t max_blocks = max_filter_bits / block_bits;
+  filter_plan best;
+  const std::uint32_t k_lo = kind == filter_kind::split_block ? split_block_hashes : 1;
+  const std::uint32_t k_hi = kind == filter_kind::split_block ? split_block_hashes : 32;
+  for (std::uint32_t k = k_lo; k <= k_hi; ++k) {
+    const std::uint64_t blocks = smallest_satisfying(max_blocks, [&](std::uint64_t b) {
+      return math::kind_fpr(kind, n, static_cast<double>(b) * block_bits, k) <= fpr;
+    });
+    if (blocks > max_blocks) continue;
+    if (best.bits == 0 || blocks * block_bits < best.bits) best = make_plan(kind, items, blocks * block_bits, k);
+  }
+  if (best.bits == 0) check_bits(static_cast<double>(max_filter_bits) * 2, items, fpr);
+  return best;
+}
+
+}  // namespace detail
+
+/// The geometry for `items` keys at false-positive rate `fpr`.
+///  * bloom: m = ⌈−n·ln ε/(ln 2)²⌉ and k = round((m/n)·ln 2), the textbook sizing (at n = 10^8 and ε = 1%
+///    that is 958,505,838 bits = 114.3 MiB and k = 7; the predicted rate is then 1.0035%, since k is
+///    rounded).
+///  * partitioned: for k around the optimum, the smallest slice size s with (1 − (1 − 1/s)^n)^k ≤ ε.
+///  * blocked, split-block: the fewest blocks whose Poisson-averaged rate is ≤ ε.
+/// Throws invalid_argument for items == 0, fpr outside (0, 1) or NaN, or a size beyond max_filter_bits.
+inline filter_plan plan_for(std::uint64_t items, double fpr, filter_kind kind = filter_kind::bloom) {
+  detail::check_plan_inputs(items, fpr);
+  const double n = static_cast<double>(items);
+  const double ideal = math::optimal_bits(n, fpr);
+  detail::check_bits(ideal, items, fpr);
+  switch (kind) {
+    case filter_kind::bloom: {
+      const auto m = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(ideal)));
+      return detail::make_plan(kind, items, m, math::optimal_hash_count(static_cast<double>(m), n));
+    }
+    case filter_kind::partitioned: {
+      filter_plan best;
+      const std::uint32_t k0 = math::optimal_hash_count(ideal, n);
+      for (std::uint32_t k = std::max<std::uint32_t>(1, k0 - std::min<std::uint32_t>(k0, 2)) ; k <= std::min(max_hashes, k0 + 2); ++k) {
+        // Per slice fill p = ε^{1/k}; (1 − 1/s)^n = 1 − p  ⇒  s = 1 / (1 − (1 − p)^{1/n}).
+        const double p = std::pow(fpr, 1.0 / k);
+        const double s = std::ceil(-1.0 / std::expm1(std::log1p(-p) / n));
+        detail::check_bits(s * k, items, fpr);
+        const auto m = static_cast<std::uint64_t>(std::max(1.0, s)) * k;
+        if (best.bits == 0 || m < best.bits) best = detail::make_plan(kind, items, m, k);
+      }
+      return best;
+    }
+    case filter_kind::blocked: return detail::plan_blocked(kind, items, fpr, blocked_block_bits);
+    case filter_kind::split_block: return detail::plan_blocked(kind, items, fpr, split_block_bits);
+  }
+  throw invalid_argument("unknown filter kind " + std::to_string(static_cast<int>(kind)));
+}
+
+/// The inverse question: the best false-positive rate `items` keys get in a budget of `bits` bits (rounded
+/// down to the kind's granularity), with the k that minimises it.
+inline filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits, filter_kind kind = filter_kind::bloom) {
+  if (items == 0) throw invalid_argument("capacity must be at least 1 item, got 0");
+  if (bits == 0 || bits > max_filter_bits)
+    throw invalid_argument("bit budget must be in [1, 2^40], got " + std::to_string(bits));
+  const double n = static_cast<double>(items);
+  switch (kind) {
+    case filter_kind::bloom:
+      return detail::make_plan(kind, items, bits, math::optimal_hash_count(static_cast<double>(bits), n));
+    case filter_kind::partitioned:
+    case filter_kind::blocked:
+    case filter_kind::split_block: {
+      const std::uint32_t granule = kind == filter_kind::blocked       ? blocked_block_bits
+                                    : kind == filter_kind::split_block ? split_block_bits
+                                                                       : 1;
+      filter_plan best;
+      const std::uint32_t k_lo = kind == filter_kind::split_block ? split_block_hashes : 1;
+      const std::uint32_t k_hi = kind == filter_kind::split_block ? split_block_hashes : 32;
+      for (std::uint32_t k = k_lo; k <= k_hi; ++k) {
+        std::uint64_t m = std::max<std::uint64_t>(bits / granule, 1) * granule;
+        if (kind == filter_kind::partitioned) m = std::max<std::uint64_t>(m / k, 1) * k;
+        const filter_plan p = detail::make_plan(kind, items, m, k);
+        if (best.bits == 0 || p.predicted_fpr < best.predicted_fpr) best = p;
+      }
+      return best;
+    }
+  }
+  throw invalid_argument("unknown filter kind " + std::to_string(static_cast<int>(kind)));
+}
+
+}  // namespace blume
