@@ -125,8 +125,7 @@ class basic_bloom_filter {
     requires std::output_iterator<Out, bool>
   std::size_t contains_many(const R& keys, Out out) const {
     std::size_t hits = 0;
-    for_each_batch(keys, [&](std::span<const digest> batch) {
-      for (const digest& d : batch) layout_.prefetch(words(), d);
+    pipelined(keys, [&](const digest& d) { layout_.prefetch(words(), d); }, [&](std::span<const digest> batch) {
       for (const digest& d : batch) {
         const bool hit = layout_.contains(words(), d);
         hits += hit;
@@ -141,8 +140,7 @@ class basic_bloom_filter {
   template <std::ranges::input_range R>
   std::size_t count_contained(const R& keys) const noexcept {
     std::size_t hits = 0;
-    for_each_batch(keys, [&](std::span<const digest> batch) {
-      for (const digest& d : batch) layout_.prefetch(words(), d);
+    pipelined(keys, [&](const digest& d) { layout_.prefetch(words(), d); }, [&](std::span<const digest> batch) {
       for (const digest& d : batch) hits += layout_.contains(words(), d);
     });
     return hits;
@@ -257,25 +255,38 @@ class basic_bloom_filter {
     }
   }
 
-  template <class R, class Fn>
-  void for_each_batch(const R& items, Fn&& fn) const {
-    std::array<digest, batch_size> batch;
-    std::size_t n = 0;
-    for (auto&& item : items) {
-      batch[n++] = to_digest(item);
-      if (n == batch_size) {
-        fn(std::span<const digest>(batch.data(), n));
-        n = 0;
+  /// Software pipelining over batches: while batch i is being used, batch i+1 has been hashed and its
+  /// memory prefetched, so each prefetch has a whole batch's worth of work to complete before its line
+  /// is touched, and batch_size misses are in flight at once.
+  template <class R, class Prefetch, class Use>
+  void pipelined(const R& items, Prefetch&& prefetch, Use&& use) const {
+    digest buffers[2][batch_size];
+    std::size_t filled[2] = {0, 0};
+    auto it = std::ranges::begin(items);
+    const auto end = std::ranges::end(items);
+    auto fill = [&](int slot) {
+      std::size_t n = 0;
+      for (; n < batch_size && it != end; ++it) {
+        const digest d = to_digest(*it);
+        prefetch(d);
+        buffers[slot][n++] = d;
       }
+      filled[slot] = n;
+    };
+    int slot = 0;
+    fill(slot);
+    while (filled[slot] != 0) {
+      fill(slot ^ 1);
+      use(std::span<const digest>(buffers[slot], filled[slot]));
+      slot ^= 1;
     }
-    if (n != 0) fn(std::span<const digest>(batch.data(), n));
   }
 
   template <bool Atomic, class R>
   void insert_batched(const R& keys) noexcept {
     std::uint64_t count = 0;
-    for_each_batch(keys, [&](std::span<const digest> batch) {
-      for (const digest& d : batch) layout_.prefetch_for_write(words(), d);
+    pipelined(keys, [&](const digest& d) { layout_.prefetch_for_write(words(), d); },
+              [&](std::span<const digest> batch) {
       for (const digest& d : batch) layout_.template insert<Atomic>(words(), d);
       count += batch.size();
     });

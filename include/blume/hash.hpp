@@ -122,8 +122,10 @@ inline digest hash_key(const H& h, const K& k) noexcept {
 
 /// Lemire's multiply-high range reduction: maps a uniform 64-bit x to [0, n) without a division,
 /// for any n (not only powers of two). Uses the high bits of x, so callers feed it well-mixed values.
+__extension__ typedef unsigned __int128 uint128_t;
+
 constexpr std::uint64_t reduce(std::uint64_t x, std::uint64_t n) noexcept {
-  return static_cast<std::uint64_t>((static_cast<unsigned __int128>(x) * n) >> 64);
+  return static_cast<std::uint64_t>((static_cast<uint128_t>(x) * n) >> 64);
 }
 
 }  // namespace blume

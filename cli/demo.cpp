@@ -1,0 +1,167 @@
+#include "demo.hpp"
+
+#include <malloc.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "blume/blume.hpp"
+#include "synthetic_emails.hpp"
+
+namespace blume::cli {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+std::string with_commas(std::uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) bytes /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %s", bytes, units[u]);
+  return buf;
+}
+
+/// Bytes a std::unordered_set<std::string> needs per address, measured with the allocator's own
+/// statistics on a sample (nodes, buckets, string buffers and malloc overhead all included).
+double hash_set_bytes_per_key(std::uint64_t sample) {
+  const auto in_use = [] {
+    const struct mallinfo2 m = ::mallinfo2();
+    return static_cast<double>(m.uordblks + m.hblkhd);
+  };
+  const double before = in_use();
+  double after = before;
+  {
+    std::unordered_set<std::string> set;
+    std::string email;
+    for (std::uint64_t i = 0; i < sample; ++i) set.insert(synthetic_email(i, email));
+    after = in_use();
+  }
+  return (after - before) / static_cast<double>(sample);
+}
+
+/// Inserts addresses [0, items) with `threads` threads through the lock-free concurrent insert path,
+/// showing progress on a terminal.
+template <class Filter>
+double build(Filter& filter, std::uint64_t items, unsigned threads) {
+  std::atomic<std::uint64_t> done{0};
+  const bool show_progress = ::isatty(STDOUT_FILENO) != 0;
+  const auto start = clock_type::now();
+  {
+    std::vector<std::jthread> workers;
+    for (unsigned t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        constexpr std::uint64_t chunk = 4096;
+        std::vector<std::string> keys(chunk);
+        for (std::uint64_t first = t * chunk; first < items; first += chunk * threads) {
+          const std::uint64_t n = std::min(chunk, items - first);
+          for (std::uint64_t i = 0; i < n; ++i) synthetic_email(first + i, keys[i]);
+          filter.insert_many_concurrent(std::span<const std::string>(keys.data(), n));
+          done.fetch_add(n, std::memory_order_relaxed);
+        }
+      });
+    }
+    while (show_progress && done.load(std::memory_order_relaxed) < items) {
+      const std::uint64_t d = done.load(std::memory_order_relaxed);
+      const double elapsed = seconds_since(start);
+      const double rate = d / std::max(elapsed, 1e-9);
+      std::printf("\r  %5.1f%%  %s addresses  %.1f M/s  ETA %.0f s   ", 100.0 * d / items, with_commas(d).c_str(),
+                  rate / 1e6, rate > 0 ? (items - d) / rate : 0.0);
+      std::fflush(stdout);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  if (show_progress) std::printf("\r%60s\r", "");
+  return seconds_since(start);
+}
+
+template <class Filter>
+int run(Filter filter, const demo_options& o) {
+  std::printf("Building a %s filter for %s registered addresses at %.3g%% false positives\n",
+              std::string(kind_name(Filter::kind)).c_str(), with_commas(o.items).c_str(), o.fpr * 100);
+  const double build_seconds = build(filter, o.items, o.threads);
+  std::printf("  built in %.2f s (%.1f M addresses/s on %u threads)\n\n", build_seconds,
+              o.items / build_seconds / 1e6, o.threads);
+
+  const double filter_bytes = static_cast<double>(filter.size_in_bytes());
+  const std::uint64_t sample = std::min<std::uint64_t>(o.items, 1'000'000);
+  const double set_bytes = hash_set_bytes_per_key(sample) * static_cast<double>(o.items);
+  std::printf("Memory\n");
+  std::printf("  Bloom filter (%s, k = %u)          %12s  (%.2f bits per address)\n",
+              std::string(kind_name(Filter::kind)).c_str(), filter.hashes(), human_bytes(filter_bytes).c_str(),
+              filter_bytes * 8 / o.items);
+  std::printf("  std::unordered_set<std::string>     %12s  (%.0f bytes per address, measured on %s)\n",
+              human_bytes(set_bytes).c_str(), set_bytes / o.items, with_commas(sample).c_str());
+  std::printf("  the filter is %.0fx smaller\n\n", set_bytes / filter_bytes);
+
+  // New sign-ups: addresses past the registered range, absent by construction.
+  std::vector<std::string> fresh(o.probes);
+  for (std::uint64_t i = 0; i < o.probes; ++i) synthetic_email(o.items + i, fresh[i]);
+  auto start = clock_type::now();
+  std::uint64_t maybe = 0;
+  for (const std::string& email : fresh) maybe += filter.contains(email);
+  const double single_ns = seconds_since(start) * 1e9 / static_cast<double>(o.probes);
+  start = clock_type::now();
+  const std::uint64_t maybe_batched = filter.count_contained(fresh);
+  const double batched_ns = seconds_since(start) * 1e9 / static_cast<double>(o.probes);
+  if (maybe_batched != maybe) {
+    std::fprintf(stderr, "blume: internal error: batched and single lookups disagree\n");
+    return 1;
+  }
+
+  const std::uint64_t skipped = o.probes - maybe;
+  std::printf("Checking %s new sign-ups (none registered yet)\n", with_commas(o.probes).c_str());
+  std::printf("  \"no\"    → database skipped   %12s\n", with_commas(skipped).c_str());
+  std::printf("  \"maybe\" → database asked     %12s   measured false-positive rate %.3f%% (planned %.3f%%)\n",
+              with_commas(maybe).c_str(), 100.0 * maybe / o.probes,
+              100.0 * filter.predicted_fpr_at(static_cast<double>(o.items)));
+  std::printf("  lookups: %.1f ns each one by one, %.1f ns batched (%.1f M lookups/s)\n\n", single_ns, batched_ns,
+              1e3 / batched_ns);
+
+  // Registered addresses must always get "maybe": a Bloom filter has no false negatives.
+  const std::uint64_t check = std::min<std::uint64_t>(o.items, 100'000);
+  std::uint64_t found = 0;
+  std::string email;
+  for (std::uint64_t i = 0; i < check; ++i)
+    found += filter.contains(synthetic_email(splitmix64(i) % o.items, email));
+  std::printf("Checking %s registered addresses: %s answered \"maybe\" (%s false negatives)\n\n",
+              with_commas(check).c_str(), with_commas(found).c_str(), with_commas(check - found).c_str());
+
+  std::printf("Database lookups saved: %s of %s (%.1f%%)\n", with_commas(skipped).c_str(),
+              with_commas(o.probes).c_str(), 100.0 * skipped / o.probes);
+  return found == check ? 0 : 1;
+}
+
+}  // namespace
+
+int run_demo(const demo_options& o) {
+  std::printf("blume demo: checking sign-ups against registered e-mail addresses.\n"
+              "A Bloom filter answers \"no\" with certainty and \"maybe\" otherwise, so only the \"maybe\"s\n"
+              "need the database query (SELECT ... WHERE email = ?).\n\n");
+  switch (o.kind) {
+    case filter_kind::bloom: return run(bloom_filter<>(o.items, o.fpr), o);
+    case filter_kind::partitioned: return run(partitioned_bloom_filter<>(o.items, o.fpr), o);
+    case filter_kind::blocked: return run(blocked_bloom_filter<>(o.items, o.fpr), o);
+    case filter_kind::split_block: return run(split_block_bloom_filter<>(o.items, o.fpr), o);
+  }
+  return 2;
+}
+
+}  // namespace blume::cli

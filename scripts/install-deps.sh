@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs everything blume needs to build, test and benchmark on a fresh Debian 12 machine.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libxxhash-dev          # hashing: XXH3-128 for keys, XXH64 for file checksums
+  libgtest-dev           # unit tests
+  libbenchmark-dev       # micro-benchmarks
+  libcli11-dev           # the blume command-line tool
+  libabsl-dev libbloom-dev  # benchmark baselines: absl::flat_hash_set and libbloom
+  python3                # integration-test helpers
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,167 @@
+// Shared helpers for the blume tests: deterministic keys, temporary directories, the list of filter kinds
+// for typed tests, and small valid geometries per kind.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <ranges>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "blume/blume.hpp"
+
+namespace blume_test {
+
+/// SplitMix64's output function. A bijection on 64-bit integers, so distinct indices give distinct keys.
+constexpr std::uint64_t splitmix64(std::uint64_t x) noexcept {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/// Present keys come from indices below 2^63, absent keys from indices at or above it: disjoint by
+/// construction because splitmix64 is a bijection.
+constexpr std::uint64_t present_key(std::uint64_t i) noexcept { return splitmix64(i); }
+constexpr std::uint64_t absent_key(std::uint64_t i) noexcept { return splitmix64(i | (std::uint64_t{1} << 63)); }
+
+inline std::vector<std::uint64_t> present_keys(std::uint64_t count, std::uint64_t first = 0) {
+  std::vector<std::uint64_t> keys(count);
+  for (std::uint64_t i = 0; i < count; ++i) keys[i] = present_key(first + i);
+  return keys;
+}
+
+inline std::vector<std::uint64_t> absent_keys(std::uint64_t count, std::uint64_t first = 0) {
+  std::vector<std::uint64_t> keys(count);
+  for (std::uint64_t i = 0; i < count; ++i) keys[i] = absent_key(first + i);
+  return keys;
+}
+
+/// `count` absent keys generated on the fly (no memory), for probing with millions of keys.
+inline auto absent_key_view(std::uint64_t count, std::uint64_t first = 0) {
+  return std::views::iota(first, first + count) | std::views::transform([](std::uint64_t i) { return absent_key(i); });
+}
+
+inline std::string present_string(std::uint64_t i) { return "present:" + std::to_string(i); }
+inline std::string absent_string(std::uint64_t i) { return "absent:" + std::to_string(i); }
+
+/// A fresh, uniquely named directory under the system temporary directory, removed with its contents
+/// on destruction.
+class temp_dir {
+ public:
+  temp_dir() {
+    static std::atomic<unsigned> counter{0};
+    std::random_device entropy;
+    for (;;) {
+      path_ = std::filesystem::temp_directory_path() /
+              ("blume-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" +
+               std::to_string(entropy()));
+      if (std::filesystem::create_directory(path_)) break;
+    }
+  }
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+  ~temp_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+
+  const std::filesystem::path& path() const noexcept { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+  /// Names of everything in the directory, sorted.
+  std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(path_)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::vector<std::byte> read_file_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> bytes(chars.size());
+  std::transform(chars.begin(), chars.end(), bytes.begin(), [](char c) { return static_cast<std::byte>(c); });
+  return bytes;
+}
+
+inline void write_file_bytes(const std::filesystem::path& path, const std::vector<std::byte>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+/// The four bit-array filter kinds, for TYPED_TEST_SUITE.
+using filter_types = ::testing::Types<blume::bloom_filter<>, blume::partitioned_bloom_filter<>,
+                                      blume::blocked_bloom_filter<>, blume::split_block_bloom_filter<>>;
+
+/// Names typed tests after the kind ("bloom", "partitioned", "blocked", "split_block").
+struct kind_names {
+  template <class F>
+  static std::string GetName(int) {
+    std::string name(blume::kind_name(F::kind));
+    std::replace(name.begin(), name.end(), '-', '_');
+    return name;
+  }
+};
+
+/// Small valid geometries per kind, with a second bit count and (where the kind allows one) a second hash
+/// count that are also valid, for tests of incompatible filters.
+template <class F>
+struct small_geometry;
+
+template <>
+struct small_geometry<blume::bloom_filter<>> {
+  static constexpr std::uint64_t bits = 12'000;
+  static constexpr std::uint32_t hashes = 6;
+  static constexpr std::uint64_t other_bits = 12'600;
+  static constexpr std::uint32_t other_hashes = 4;
+};
+template <>
+struct small_geometry<blume::partitioned_bloom_filter<>> {
+  static constexpr std::uint64_t bits = 12'000;  // a multiple of 6 and of 4
+  static constexpr std::uint32_t hashes = 6;
+  static constexpr std::uint64_t other_bits = 12'600;
+  static constexpr std::uint32_t other_hashes = 4;
+};
+template <>
+struct small_geometry<blume::blocked_bloom_filter<>> {
+  static constexpr std::uint64_t bits = 512 * 24;
+  static constexpr std::uint32_t hashes = 6;
+  static constexpr std::uint64_t other_bits = 512 * 25;
+  static constexpr std::uint32_t other_hashes = 4;
+};
+template <>
+struct small_geometry<blume::split_block_bloom_filter<>> {
+  static constexpr std::uint64_t bits = 256 * 48;
+  static constexpr std::uint32_t hashes = 8;
+  static constexpr std::uint64_t other_bits = 256 * 50;
+  static constexpr std::uint32_t other_hashes = 8;  // the kind has no other valid k
+};
+
+template <class F>
+F small_filter(std::uint64_t seed = blume::xxh3_hasher::default_seed) {
+  return F::with_geometry(small_geometry<F>::bits, small_geometry<F>::hashes, seed);
+}
+
+/// |measured − predicted| allowed for a false-positive rate measured with `probes` independent lookups:
+/// five binomial standard deviations plus a relative slack for the model.
+inline double fpr_tolerance(double predicted, double probes, double model_slack = 0.03) {
+  return 5.0 * std::sqrt(predicted * (1.0 - predicted) / probes) + model_slack * predicted;
+}
+
+}  // namespace blume_test
