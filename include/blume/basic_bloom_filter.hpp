@@ -126,12 +126,11 @@ class basic_bloom_filter {
   std::size_t contains_many(const R& keys, Out out) const {
     std::size_t hits = 0;
     pipelined(keys, [&](const digest& d) { layout_.prefetch(words(), d); }, [&](std::span<const digest> batch) {
-      for (const digest& d : batch) {
-        const bool hit = layout_.contains(words(), d);
+      contains_batch(batch, [&](bool hit) {
         hits += hit;
         *out = hit;
         ++out;
-      }
+      });
     });
     return hits;
   }
@@ -141,7 +140,7 @@ class basic_bloom_filter {
   std::size_t count_contained(const R& keys) const noexcept {
     std::size_t hits = 0;
     pipelined(keys, [&](const digest& d) { layout_.prefetch(words(), d); }, [&](std::span<const digest> batch) {
-      for (const digest& d : batch) hits += layout_.contains(words(), d);
+      contains_batch(batch, [&](bool hit) { hits += hit; });
     });
     return hits;
   }
@@ -279,6 +278,17 @@ class basic_bloom_filter {
       fill(slot ^ 1);
       use(std::span<const digest>(buffers[slot], filled[slot]));
       slot ^= 1;
+    }
+  }
+
+  /// Answers for a batch of digests, through the layout's own batch loop when it has one (so a SIMD
+  /// layout dispatches once per batch rather than once per key).
+  template <class Sink>
+  void contains_batch(std::span<const digest> batch, Sink&& sink) const {
+    if constexpr (requires { layout_.contains_batch(words(), batch, sink); }) {
+      layout_.contains_batch(words(), batch, sink);
+    } else {
+      for (const digest& d : batch) sink(layout_.contains(words(), d));
     }
   }
 

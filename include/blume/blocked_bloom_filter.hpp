@@ -179,6 +179,17 @@ class split_block_layout {
     return avx2_ ? detail::split_block_contains_avx2(block, key) : detail::split_block_contains_portable(block, key);
   }
 
+  /// sink(answer) for each digest of a batch, choosing the code path once per batch.
+  template <class Sink>
+  void contains_batch(const word_type* words, std::span<const digest> batch, Sink& sink) const {
+    if (avx2_) {
+      contains_batch_avx2(words, batch, sink);
+    } else {
+      for (const digest& d : batch)
+        sink(detail::split_block_contains_portable(words + reduce(d.high, blocks_) * 8, static_cast<std::uint32_t>(d.low)));
+    }
+  }
+
   void prefetch(const word_type* words, digest d) const noexcept {
     detail::prefetch_read(words + reduce(d.high, blocks_) * 8);
   }
@@ -187,6 +198,13 @@ class split_block_layout {
   }
 
  private:
+  template <class Sink>
+  __attribute__((target("avx2"))) void contains_batch_avx2(const word_type* words, std::span<const digest> batch,
+                                                           Sink& sink) const {
+    for (const digest& d : batch)
+      sink(detail::split_block_contains_avx2(words + reduce(d.high, blocks_) * 8, static_cast<std::uint32_t>(d.low)));
+  }
+
   std::uint64_t blocks_ = 0;
   bool avx2_;
 };
