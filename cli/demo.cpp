@@ -25,9 +25,13 @@ double seconds_since(clock_type::time_point start) {
 }
 
 std::string with_commas(std::uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
-  return s;
+  const std::string digits = std::to_string(v);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i != 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
 }
 
 std::string human_bytes(double bytes) {
@@ -104,10 +108,11 @@ int run(Filter filter, const demo_options& o) {
   const std::uint64_t sample = std::min<std::uint64_t>(o.items, 1'000'000);
   const double set_bytes = hash_set_bytes_per_key(sample) * static_cast<double>(o.items);
   std::printf("Memory\n");
-  std::printf("  Bloom filter (%s, k = %u)          %12s  (%.2f bits per address)\n",
-              std::string(kind_name(Filter::kind)).c_str(), filter.hashes(), human_bytes(filter_bytes).c_str(),
+  const std::string label = "Bloom filter (" + std::string(kind_name(Filter::kind)) + ", k = " +
+                            std::to_string(filter.hashes()) + ")";
+  std::printf("  %-34s %10s  (%.2f bits per address)\n", label.c_str(), human_bytes(filter_bytes).c_str(),
               filter_bytes * 8 / o.items);
-  std::printf("  std::unordered_set<std::string>     %12s  (%.0f bytes per address, measured on %s)\n",
+  std::printf("  %-34s %10s  (%.0f bytes per address, measured on %s)\n", "std::unordered_set<std::string>",
               human_bytes(set_bytes).c_str(), set_bytes / o.items, with_commas(sample).c_str());
   std::printf("  the filter is %.0fx smaller\n\n", set_bytes / filter_bytes);
 
