@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -16,7 +17,9 @@
 #include <random>
 #include <ranges>
 #include <string>
+#include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "blume/blume.hpp"
@@ -149,8 +152,7 @@ template <>
 struct small_geometry<blume::split_block_bloom_filter<>> {
   static constexpr std::uint64_t bits = 256 * 48;
   static constexpr std::uint32_t hashes = 8;
-  static constexpr std::uint64_t other_bits = 256 * 50;
-  static constexpr std::uint32_t other_hashes = 8;  // the kind has no other valid k
+  static constexpr std::uint64_t other_bits = 256 * 50;  // k is fixed at 8: no other hash count
 };
 
 template <class F>
@@ -165,3 +167,75 @@ inline double fpr_tolerance(double predicted, double probes, double model_slack 
 }
 
 }  // namespace blume_test
+
+namespace blume_test {
+
+/// The what() of the exception of type E that fn throws; records a failure (and returns a placeholder)
+/// when fn throws nothing or an exception of another type.
+template <class E, class Fn>
+std::string message_of(Fn&& fn) {
+  try {
+    std::forward<Fn>(fn)();
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "threw an exception of the wrong type: " << e.what();
+    return "<wrong exception type>";
+  }
+  ADD_FAILURE() << "threw nothing";
+  return "<no exception>";
+}
+
+/// Whether `message` contains `text`.
+inline ::testing::AssertionResult mentions(const std::string& message, std::string_view text) {
+  if (message.find(text) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "message \"" << message << "\" does not mention \"" << text << "\"";
+}
+
+/// Whether `message` contains a number that reads back as `value` (to 6 significant digits; NaN matches
+/// "nan"). Accepts any spelling: 1.5, 1.500000, 1e-09, 0.000000001.
+inline ::testing::AssertionResult mentions_number(const std::string& message, double value) {
+  const char* text = message.c_str();
+  for (std::size_t i = 0; i < message.size(); ++i) {
+    if (i > 0 && (std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '.' || text[i - 1] == '-' ||
+                  text[i - 1] == '+'))
+      continue;  // only read numbers from their first character
+    char* end = nullptr;
+    const double parsed = std::strtod(text + i, &end);
+    if (end == text + i) continue;
+    if ((std::isnan(value) && std::isnan(parsed)) ||
+        (parsed == value) || std::fabs(parsed - value) <= 1e-6 * std::fabs(value))
+      return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "message \"" << message << "\" does not show the value " << value;
+}
+
+}  // namespace blume_test
+
+// ---- user-defined key types ----------------------------------------------------------------------------
+
+// A user type hashed through the ADL customisation point: only `name` identifies it.
+namespace app {
+struct user {
+  std::string name;
+  int visits = 0;  // not part of the identity
+};
+inline std::string_view blume_key_bytes(const user& u) { return u.name; }
+}  // namespace app
+
+// A user type hashed through a key_hash specialisation.
+namespace geo {
+struct point {
+  std::int32_t x = 0;
+  std::int32_t y = 0;
+};
+}  // namespace geo
+
+template <>
+struct blume::key_hash<geo::point> {
+  template <blume::hasher H>
+  blume::digest operator()(const H& h, const geo::point& p) const {
+    const std::int32_t xy[2] = {p.x, p.y};
+    return h(xy, sizeof xy);
+  }
+};

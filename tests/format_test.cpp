@@ -1,0 +1,556 @@
+// The file format (docs/format.md): round trips through bytes, files and mappings; every kind of damage is
+// refused with format_error and never crashes; saving is atomic.
+#include <sys/stat.h>
+
+#include <cstring>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace {
+
+using blume::format_error;
+using blume::header_size;
+using blume_test::mentions;
+using blume_test::mentions_number;
+using blume_test::message_of;
+using blume_test::present_key;
+using blume_test::temp_dir;
+
+using bytes = std::vector<std::byte>;
+
+template <class T>
+T read_at(const bytes& b, std::size_t offset) {
+  T v;
+  std::memcpy(&v, b.data() + offset, sizeof v);
+  return v;
+}
+template <class T>
+void write_at(bytes& b, std::size_t offset, T v) {
+  std::memcpy(b.data() + offset, &v, sizeof v);
+}
+/// Recomputes the header checksum after a deliberate edit, so that a later check is the one that fails.
+void reseal_header(bytes& b) { write_at<std::uint64_t>(b, 120, XXH64(b.data(), 120, 0)); }
+
+std::span<const std::byte> prefix(const bytes& b, std::size_t length) {
+  return {b.data(), length};
+}
+
+/// A small filter with a few hundred keys, a non-default seed and a distinctive inserted count.
+template <class F>
+F sample_filter() {
+  F f(500, 0.01, 0x5eed);
+  for (std::uint64_t i = 0; i < 300; ++i) f.insert(present_key(i));
+  return f;
+}
+
+/// The loaded filter is the original: equal bits and geometry, same seed and inserted count, every
+/// inserted key present, and the same answer for absent keys.
+template <class F>
+void expect_same_filter(const F& loaded, const F& original, std::uint64_t keys = 300) {
+  EXPECT_TRUE(loaded == original);
+  EXPECT_EQ(loaded.seed(), original.seed());
+  EXPECT_EQ(loaded.bits(), original.bits());
+  EXPECT_EQ(loaded.hashes(), original.hashes());
+  EXPECT_EQ(loaded.inserted(), original.inserted());
+  EXPECT_EQ(loaded.count_contained(blume_test::present_keys(keys)), keys);
+  for (std::uint64_t i = 0; i < 20'000; ++i)
+    ASSERT_EQ(loaded.contains(blume_test::absent_key(i)), original.contains(blume_test::absent_key(i))) << i;
+}
+
+template <class F>
+class Format : public ::testing::Test {};
+TYPED_TEST_SUITE(Format, blume_test::filter_types, blume_test::kind_names);
+
+// ---- round trips ---------------------------------------------------------------------------------------
+
+TYPED_TEST(Format, RoundTripThroughBytesPreservesTheFilter) {
+  const auto original = sample_filter<TypeParam>();
+  const bytes serialized = blume::to_bytes(original);
+  EXPECT_EQ(serialized.size(), header_size + original.storage().size());
+  expect_same_filter(blume::from_bytes<TypeParam>(serialized), original);
+}
+
+TYPED_TEST(Format, RoundTripThroughAFilePreservesTheFilter) {
+  const temp_dir dir;
+  const auto original = sample_filter<TypeParam>();
+  blume::save(original, dir / "f.blume");
+  expect_same_filter(blume::load<TypeParam>(dir / "f.blume"), original);
+}
+
+TYPED_TEST(Format, RoundTripThroughAMappedFilePreservesTheFilter) {
+  const temp_dir dir;
+  const auto original = sample_filter<TypeParam>();
+  blume::save(original, dir / "f.blume");
+  const auto mapped = blume::map_file<TypeParam>(dir / "f.blume");
+  EXPECT_TRUE(mapped.is_mapped());
+  expect_same_filter(mapped, original);
+}
+
+TYPED_TEST(Format, MappingWithHeaderOnlyVerificationPreservesTheFilter) {
+  const temp_dir dir;
+  const auto original = sample_filter<TypeParam>();
+  blume::save(original, dir / "f.blume");
+  expect_same_filter(blume::map_file<TypeParam>(dir / "f.blume", blume::verify::header_only), original);
+}
+
+TYPED_TEST(Format, NoFalseNegativesAfterLoadingALargeFilter) {
+  // Large enough (several MiB) that memory comes from the huge-page path and the mapping spans many pages.
+  const temp_dir dir;
+  TypeParam original(2'000'000, 0.01, 17);
+  original.insert_many(blume_test::present_keys(2'000'000));
+  blume::save(original, dir / "big.blume");
+  const auto loaded = blume::load<TypeParam>(dir / "big.blume");
+  const auto mapped = blume::map_file<TypeParam>(dir / "big.blume");
+  EXPECT_TRUE(loaded == original);
+  EXPECT_TRUE(mapped == original);
+  EXPECT_EQ(loaded.count_contained(blume_test::present_keys(2'000'000)), 2'000'000u);
+  EXPECT_EQ(mapped.count_contained(blume_test::present_keys(2'000'000)), 2'000'000u);
+}
+
+TYPED_TEST(Format, MappedFilterCanBeModifiedWithoutChangingTheFile) {
+  const temp_dir dir;
+  const auto original = sample_filter<TypeParam>();
+  blume::save(original, dir / "f.blume");
+  const bytes before = blume_test::read_file_bytes(dir / "f.blume");
+  auto mapped = blume::map_file<TypeParam>(dir / "f.blume");
+  mapped.insert_many(blume_test::present_keys(300, 1000));
+  EXPECT_EQ(mapped.count_contained(blume_test::present_keys(300, 1000)), 300u);
+  EXPECT_FALSE(mapped == original);
+  EXPECT_EQ(blume_test::read_file_bytes(dir / "f.blume"), before);
+}
+
+TYPED_TEST(Format, LoadedFilterAcceptsNewKeys) {
+  auto loaded = blume::from_bytes<TypeParam>(blume::to_bytes(sample_filter<TypeParam>()));
+  loaded.insert(std::string("new"));
+  EXPECT_TRUE(loaded.contains(std::string("new")));
+  EXPECT_EQ(loaded.inserted(), 301u);
+}
+
+TYPED_TEST(Format, SavedFileHoldsExactlyTheSerializedBytes) {
+  const temp_dir dir;
+  const auto f = sample_filter<TypeParam>();
+  blume::save(f, dir / "f.blume");
+  EXPECT_EQ(blume_test::read_file_bytes(dir / "f.blume"), blume::to_bytes(f));
+}
+
+TYPED_TEST(Format, ReadHeaderDescribesTheFilter) {
+  const temp_dir dir;
+  const auto f = sample_filter<TypeParam>();
+  blume::save(f, dir / "f.blume");
+  const blume::file_header h = blume::read_header(dir / "f.blume");
+  EXPECT_EQ(h.version, blume::format_version);
+  EXPECT_EQ(h.kind, TypeParam::kind);
+  EXPECT_EQ(h.hash, blume::hash_id::xxh3_128);
+  EXPECT_EQ(h.block_bits, TypeParam::layout_type::block_bits);
+  EXPECT_EQ(h.seed, f.seed());
+  EXPECT_EQ(h.bits, f.bits());
+  EXPECT_EQ(h.hashes, f.hashes());
+  EXPECT_EQ(h.inserted, f.inserted());
+  EXPECT_EQ(h.payload_size, f.storage().size());
+}
+
+TYPED_TEST(Format, HeaderFieldsLieAtTheDocumentedOffsets) {
+  const auto f = sample_filter<TypeParam>();
+  const bytes b = blume::to_bytes(f);
+  EXPECT_EQ(std::memcmp(b.data(), "BLUMEFLT", 8), 0);
+  EXPECT_EQ(read_at<std::uint32_t>(b, 8), 1u);
+  EXPECT_EQ(read_at<std::uint32_t>(b, 12), 128u);
+  EXPECT_EQ(read_at<std::uint16_t>(b, 16), static_cast<std::uint16_t>(TypeParam::kind));
+  EXPECT_EQ(read_at<std::uint16_t>(b, 18), 1u);
+  EXPECT_EQ(read_at<std::uint32_t>(b, 20), TypeParam::layout_type::block_bits);
+  EXPECT_EQ(read_at<std::uint64_t>(b, 24), f.seed());
+  EXPECT_EQ(read_at<std::uint64_t>(b, 32), f.bits());
+  EXPECT_EQ(read_at<std::uint32_t>(b, 40), f.hashes());
+  EXPECT_EQ(read_at<std::uint32_t>(b, 44), 0u);
+  EXPECT_EQ(read_at<std::uint64_t>(b, 48), f.inserted());
+  EXPECT_EQ(read_at<std::uint64_t>(b, 56), f.storage().size());
+  EXPECT_EQ(read_at<std::uint64_t>(b, 64), XXH64(f.storage().data(), f.storage().size(), 0));
+  for (std::size_t i = 72; i < 120; ++i) EXPECT_EQ(b[i], std::byte{0}) << i;
+  EXPECT_EQ(read_at<std::uint64_t>(b, 120), XXH64(b.data(), 120, 0));
+  EXPECT_EQ(std::memcmp(b.data() + 128, f.storage().data(), f.storage().size()), 0);
+}
+
+// ---- damage --------------------------------------------------------------------------------------------
+
+TYPED_TEST(Format, EveryHeaderByteFlipIsRejected) {
+  const bytes good = blume::to_bytes(sample_filter<TypeParam>());
+  for (std::size_t i = 0; i < header_size; ++i) {
+    for (unsigned mask : {0x01u, 0x80u, 0xffu}) {
+      bytes damaged = good;
+      damaged[i] ^= static_cast<std::byte>(mask);
+      EXPECT_THROW(blume::from_bytes<TypeParam>(damaged), format_error) << "byte " << i << " mask " << mask;
+    }
+  }
+}
+
+TYPED_TEST(Format, EveryPayloadByteFlipIsRejectedAsAChecksumMismatch) {
+  const bytes good = blume::to_bytes(sample_filter<TypeParam>());
+  for (std::size_t i = header_size; i < good.size(); ++i) {
+    bytes damaged = good;
+    damaged[i] ^= std::byte{0x10};
+    const std::string message = message_of<format_error>([&] { blume::from_bytes<TypeParam>(damaged); });
+    ASSERT_TRUE(mentions(message, "checksum")) << "byte " << i;
+  }
+}
+
+TYPED_TEST(Format, EveryTruncationIsRejected) {
+  const bytes good = blume::to_bytes(sample_filter<TypeParam>());
+  for (std::size_t length = 0; length < good.size(); ++length)
+    EXPECT_THROW(blume::from_bytes<TypeParam>(prefix(good, length)), format_error) << length;
+}
+
+TYPED_TEST(Format, TrailingBytesAreRejected) {
+  const bytes good = blume::to_bytes(sample_filter<TypeParam>());
+  for (std::size_t extra : {1u, 7u, 64u, 4096u}) {
+    bytes longer(good.size() + extra);
+    std::memcpy(longer.data(), good.data(), good.size());
+    EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<TypeParam>(longer); }), "trailing"))
+        << extra;
+  }
+}
+
+TYPED_TEST(Format, UnknownVersionIsRejectedNamingTheVersion) {
+  const bytes good = blume::to_bytes(sample_filter<TypeParam>());
+  for (std::uint32_t version : {0u, 2u, 0xffffffffu}) {
+    bytes patched = good;
+    write_at<std::uint32_t>(patched, 8, version);  // checksum left stale: the version is checked first
+    const std::string message = message_of<format_error>([&] { blume::from_bytes<TypeParam>(patched); });
+    EXPECT_TRUE(mentions(message, "version")) << version;
+    EXPECT_TRUE(mentions_number(message, version)) << version;
+    reseal_header(patched);
+    EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<TypeParam>(patched); }), "version"))
+        << version;
+  }
+}
+
+TYPED_TEST(Format, BadMagicIsRejected) {
+  bytes patched = blume::to_bytes(sample_filter<TypeParam>());
+  std::memcpy(patched.data(), "BLOOMFLT", 8);
+  EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<TypeParam>(patched); }), "magic"));
+}
+
+TYPED_TEST(Format, CorruptFileIsRejectedByLoadAndMapFile) {
+  const temp_dir dir;
+  const bytes good = blume::to_bytes(sample_filter<TypeParam>());
+  std::vector<bytes> damaged;
+  damaged.push_back(good);
+  damaged.back()[good.size() - 1] ^= std::byte{1};  // payload
+  damaged.push_back(good);
+  damaged.back()[33] ^= std::byte{1};  // header: bits
+  damaged.push_back(bytes(good.begin(), good.end() - 1));  // truncated payload
+  damaged.push_back(bytes(good.begin(), good.begin() + 100));  // truncated header
+  damaged.push_back(bytes());  // empty
+  damaged.push_back(good);
+  damaged.back().push_back(std::byte{0});  // trailing byte
+  for (std::size_t i = 0; i < damaged.size(); ++i) {
+    const auto path = dir / ("damaged-" + std::to_string(i));
+    blume_test::write_file_bytes(path, damaged[i]);
+    EXPECT_THROW(blume::load<TypeParam>(path), format_error) << i;
+    EXPECT_THROW(blume::map_file<TypeParam>(path), format_error) << i;
+  }
+}
+
+TYPED_TEST(Format, HeaderOnlyVerificationSkipsThePayloadChecksum) {
+  const temp_dir dir;
+  const auto original = sample_filter<TypeParam>();
+  bytes damaged = blume::to_bytes(original);
+  damaged[header_size] ^= std::byte{1};
+  blume_test::write_file_bytes(dir / "f.blume", damaged);
+  EXPECT_THROW(blume::map_file<TypeParam>(dir / "f.blume", blume::verify::full), format_error);
+  const auto mapped = blume::map_file<TypeParam>(dir / "f.blume", blume::verify::header_only);
+  EXPECT_FALSE(mapped == original);  // the damaged bits, unchecked
+  EXPECT_EQ(mapped.bits(), original.bits());
+}
+
+// ---- files of another kind -----------------------------------------------------------------------------
+
+std::string quoted(std::string_view name) {
+  std::string out;
+  out.reserve(name.size() + 2);
+  out.push_back('\'');
+  out.append(name);
+  out.push_back('\'');
+  return out;
+}
+
+template <class Stored, class Wanted>
+void expect_refused_naming_both_kinds(const temp_dir& dir) {
+  const auto path = dir / (std::string(blume::kind_name(Stored::kind)) + ".blume");
+  blume::save(sample_filter<Stored>(), path);
+  for (const std::string& message :
+       {message_of<format_error>([&] { blume::load<Wanted>(path); }),
+        message_of<format_error>([&] { blume::map_file<Wanted>(path); }),
+        message_of<format_error>([&] { blume::from_bytes<Wanted>(blume::to_bytes(sample_filter<Stored>())); })}) {
+    EXPECT_TRUE(mentions(message, quoted(blume::kind_name(Stored::kind))));
+    EXPECT_TRUE(mentions(message, quoted(blume::kind_name(Wanted::kind))));
+  }
+}
+
+template <class Wanted, class... Stored>
+void expect_other_kinds_refused(const temp_dir& dir) {
+  (
+      [&] {
+        if constexpr (Stored::kind != Wanted::kind) expect_refused_naming_both_kinds<Stored, Wanted>(dir);
+      }(),
+      ...);
+}
+
+TYPED_TEST(Format, FileOfAnotherKindIsRejectedNamingBothKinds) {
+  const temp_dir dir;
+  expect_other_kinds_refused<TypeParam, blume::bloom_filter<>, blume::partitioned_bloom_filter<>,
+                             blume::blocked_bloom_filter<>, blume::split_block_bloom_filter<>>(dir);
+}
+
+// ---- forged headers: a valid header checksum over invalid contents --------------------------------------
+
+/// Bytes with a header encoded from `h` (checksum correct) and `payload`; the payload checksum is computed
+/// unless the header sets one.
+bytes forge(blume::file_header h, const bytes& payload) {
+  if (h.payload_checksum == 0) h.payload_checksum = XXH64(payload.data(), payload.size(), 0);
+  const auto header = blume::encode_header(h);
+  bytes out(header.size() + payload.size());
+  std::memcpy(out.data(), header.data(), header.size());
+  if (!payload.empty()) std::memcpy(out.data() + header.size(), payload.data(), payload.size());
+  return out;
+}
+
+blume::file_header classic_header(std::uint64_t bits, std::uint32_t hashes) {
+  blume::file_header h;
+  h.kind = blume::filter_kind::bloom;
+  h.hash = blume::hash_id::xxh3_128;
+  h.block_bits = 0;
+  h.seed = 1;
+  h.bits = bits;
+  h.hashes = hashes;
+  h.payload_size = (bits + 63) / 64 * 8;
+  return h;
+}
+
+TEST(ForgedHeader, ValidForgeryIsAccepted) {
+  // The forging helper itself: a consistent header and payload load, so the refusals below are meaningful.
+  const auto f = blume::from_bytes<blume::bloom_filter<>>(forge(classic_header(1000, 3), bytes(128)));
+  EXPECT_EQ(f.bits(), 1000u);
+  EXPECT_EQ(f.hashes(), 3u);
+}
+
+TEST(ForgedHeader, ZeroBitCountIsRejected) {
+  EXPECT_THROW(blume::from_bytes<blume::bloom_filter<>>(forge(classic_header(0, 3), bytes())), format_error);
+}
+
+TEST(ForgedHeader, HashCountOutOfRangeIsRejected) {
+  EXPECT_THROW(blume::from_bytes<blume::bloom_filter<>>(forge(classic_header(1000, 0), bytes(128))), format_error);
+  EXPECT_THROW(blume::from_bytes<blume::bloom_filter<>>(forge(classic_header(1000, 65), bytes(128))), format_error);
+}
+
+TEST(ForgedHeader, BlockedBitCountNotAMultipleOfTheBlockIsRejected) {
+  blume::file_header h = classic_header(1000, 4);
+  h.kind = blume::filter_kind::blocked;
+  h.block_bits = 512;
+  h.payload_size = 125;
+  EXPECT_THROW(blume::from_bytes<blume::blocked_bloom_filter<>>(forge(h, bytes(125))), format_error);
+}
+
+TEST(ForgedHeader, SplitBlockHashCountOtherThanEightIsRejected) {
+  blume::file_header h = classic_header(2560, 7);
+  h.kind = blume::filter_kind::split_block;
+  h.block_bits = 256;
+  h.payload_size = 320;
+  EXPECT_THROW(blume::from_bytes<blume::split_block_bloom_filter<>>(forge(h, bytes(320))), format_error);
+}
+
+TEST(ForgedHeader, UnknownKindIsRejected) {
+  blume::file_header h = classic_header(1000, 3);
+  h.kind = static_cast<blume::filter_kind>(9);
+  EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(128))); }),
+                       "kind"));
+}
+
+TEST(ForgedHeader, UnknownHashFunctionIsRejected) {
+  blume::file_header h = classic_header(1000, 3);
+  h.hash = static_cast<blume::hash_id>(7);
+  EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(128))); }),
+                       "hash"));
+}
+
+TEST(ForgedHeader, AnotherHashFunctionIsRejectedByAnXxh3Filter) {
+  blume::file_header h = classic_header(1000, 3);
+  h.hash = blume::hash_id::murmur64a_pair;
+  EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(128))); }),
+                       "hash function"));
+}
+
+TEST(ForgedHeader, BlockSizeNotMatchingTheKindIsRejected) {
+  blume::file_header h = classic_header(1024, 3);
+  h.block_bits = 512;
+  EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(128))); }),
+                       "block size"));
+}
+
+TEST(ForgedHeader, PayloadSizeNotMatchingTheParametersIsRejected) {
+  blume::file_header h = classic_header(1000, 3);
+  h.payload_size = 256;
+  EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(256))); }),
+                       "payload size"));
+}
+
+TEST(ForgedHeader, UnknownFlagsAreRejected) {
+  bytes b = forge(classic_header(1000, 3), bytes(128));
+  write_at<std::uint32_t>(b, 44, 1);
+  reseal_header(b);
+  EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(b); }), "flags"));
+}
+
+TEST(ForgedHeader, NonZeroReservedBytesAreRejected) {
+  for (std::size_t offset : {72u, 100u, 119u}) {
+    bytes b = forge(classic_header(1000, 3), bytes(128));
+    b[offset] = std::byte{1};
+    reseal_header(b);
+    EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(b); }), "reserved"))
+        << offset;
+  }
+}
+
+TEST(ForgedHeader, HeaderSizeOtherThan128IsRejected) {
+  bytes b = forge(classic_header(1000, 3), bytes(128));
+  write_at<std::uint32_t>(b, 12, 256);
+  reseal_header(b);
+  EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(b); }), "header size"));
+}
+
+TEST(ForgedHeader, SetPaddingBitsAreRejected) {
+  bytes payload(128);
+  payload[1010 / 8] = std::byte{1} << (1010 % 8);  // bit 1010 of a 1000-bit filter
+  EXPECT_TRUE(mentions(
+      message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(classic_header(1000, 3), payload)); }),
+      "padding"));
+}
+
+TEST(ForgedHeader, HugeDeclaredSizeIsRefusedBeforeAllocating) {
+  // A header announcing 2^40 bits (128 GiB of payload) on a file of a few bytes: refused by size, not by an
+  // attempt to allocate or read 128 GiB.
+  blume::file_header h = classic_header(blume::max_filter_bits, 3);
+  h.payload_checksum = 1;
+  const bytes b = forge(h, bytes(64));
+  EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(b); }), "truncated"));
+  const temp_dir dir;
+  blume_test::write_file_bytes(dir / "huge.blume", b);
+  EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::load<blume::bloom_filter<>>(dir / "huge.blume"); }),
+                       "truncated"));
+  EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::map_file<blume::bloom_filter<>>(dir / "huge.blume"); }),
+                       "truncated"));
+  EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::read_header(dir / "huge.blume"); }), "truncated"));
+}
+
+// ---- the file system -----------------------------------------------------------------------------------
+
+TEST(FileAccess, MissingFileThrowsIoError) {
+  const temp_dir dir;
+  const auto path = dir / "absent.blume";
+  EXPECT_TRUE(mentions(message_of<blume::io_error>([&] { blume::load<blume::bloom_filter<>>(path); }), path.string()));
+  EXPECT_THROW(blume::map_file<blume::bloom_filter<>>(path), blume::io_error);
+  EXPECT_THROW(blume::read_header(path), blume::io_error);
+}
+
+TEST(FileAccess, DirectoryIsNotAFilterFile) {
+  const temp_dir dir;
+  EXPECT_THROW(blume::load<blume::bloom_filter<>>(dir.path()), blume::io_error);
+  EXPECT_THROW(blume::map_file<blume::bloom_filter<>>(dir.path()), blume::io_error);
+}
+
+TEST(FileAccess, ReadHeaderRefusesDamagedFiles) {
+  const temp_dir dir;
+  bytes b = blume::to_bytes(sample_filter<blume::bloom_filter<>>());
+  b[30] ^= std::byte{4};
+  blume_test::write_file_bytes(dir / "f.blume", b);
+  EXPECT_THROW(blume::read_header(dir / "f.blume"), format_error);
+  blume_test::write_file_bytes(dir / "short.blume", bytes(50));
+  EXPECT_THROW(blume::read_header(dir / "short.blume"), format_error);
+}
+
+TEST(FileSaving, SaveReplacesAnExistingFile) {
+  const temp_dir dir;
+  const auto first = sample_filter<blume::bloom_filter<>>();
+  blume::bloom_filter<> second(500, 0.01, 0x5eed);
+  second.insert(std::string("only key"));
+  blume::save(first, dir / "f.blume");
+  blume::save(second, dir / "f.blume");
+  const auto loaded = blume::load<blume::bloom_filter<>>(dir / "f.blume");
+  EXPECT_TRUE(loaded == second);
+  EXPECT_EQ(loaded.inserted(), 1u);
+}
+
+TEST(FileSaving, SaveLeavesNoTemporaryFiles) {
+  const temp_dir dir;
+  blume::save(sample_filter<blume::bloom_filter<>>(), dir / "a.blume");
+  blume::save(sample_filter<blume::blocked_bloom_filter<>>(), dir / "b.blume");
+  blume::save(sample_filter<blume::bloom_filter<>>(), dir / "a.blume");
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"a.blume", "b.blume"}));
+}
+
+TEST(FileSaving, SaveIntoAMissingDirectoryThrowsIoErrorAndLeavesNothing) {
+  const temp_dir dir;
+  const auto path = dir / "missing" / "f.blume";
+  EXPECT_THROW(blume::save(sample_filter<blume::bloom_filter<>>(), path), blume::io_error);
+  EXPECT_FALSE(std::filesystem::exists(dir / "missing"));
+  EXPECT_TRUE(dir.entries().empty());
+}
+
+TEST(FileSaving, FailedRenameThrowsIoErrorAndRemovesTheTemporaryFile) {
+  // The target is a directory, so the final rename fails after the temporary file was written.
+  const temp_dir dir;
+  std::filesystem::create_directory(dir / "target");
+  EXPECT_THROW(blume::save(sample_filter<blume::bloom_filter<>>(), dir / "target"), blume::io_error);
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"target"});
+  EXPECT_TRUE(std::filesystem::is_directory(dir / "target"));
+}
+
+TEST(FileSaving, SaveAcceptsTheLongestValidFileName) {
+  // NAME_MAX is 255 on Linux file systems; a name of that length is valid and save must be able to use it.
+  const temp_dir dir;
+  const std::string name(255, 'f');
+  const auto original = sample_filter<blume::bloom_filter<>>();
+  ASSERT_NO_THROW(blume::save(original, dir / name));
+  EXPECT_TRUE(blume::load<blume::bloom_filter<>>(dir / name) == original);
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{name});
+}
+
+TEST(FileSaving, SavingAMappedFilterOverItsOwnFileWorks) {
+  const temp_dir dir;
+  blume::save(sample_filter<blume::bloom_filter<>>(), dir / "f.blume");
+  auto mapped = blume::map_file<blume::bloom_filter<>>(dir / "f.blume");
+  mapped.insert(std::string("added while mapped"));
+  blume::save(mapped, dir / "f.blume");
+  const auto reloaded = blume::load<blume::bloom_filter<>>(dir / "f.blume");
+  EXPECT_TRUE(reloaded == mapped);
+  EXPECT_TRUE(reloaded.contains(std::string("added while mapped")));
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"f.blume"});
+}
+
+TEST(FileSaving, SavedFileIsReadableByEveryone) {
+  const temp_dir dir;
+  blume::save(sample_filter<blume::bloom_filter<>>(), dir / "f.blume");
+  const auto mode = std::filesystem::status(dir / "f.blume").permissions();
+  using std::filesystem::perms;
+  EXPECT_NE(mode & perms::owner_read, perms::none);
+  EXPECT_NE(mode & perms::owner_write, perms::none);
+  EXPECT_NE(mode & perms::group_read, perms::none);
+  EXPECT_NE(mode & perms::others_read, perms::none);
+}
+
+TEST(FileSaving, SaveInTheCurrentDirectoryWorksWithARelativePath) {
+  const temp_dir dir;
+  const auto previous = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  const auto original = sample_filter<blume::bloom_filter<>>();
+  blume::save(original, "relative.blume");
+  const auto loaded = blume::load<blume::bloom_filter<>>("relative.blume");
+  std::filesystem::current_path(previous);
+  EXPECT_TRUE(loaded == original);
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"relative.blume"});
+}
+
+}  // namespace
