@@ -8,10 +8,11 @@
 namespace blume {
 
 /// Probes by enhanced double hashing (Dillinger & Manolios 2004): from the digest halves a, b the i-th
-/// probe is g_i = a + i·b + (i³ − i)/6, computed incrementally as a += b, b += i. Kirsch & Mitzenmacher
-/// (2006) show two independent hashes suffice for the classic asymptotic rate; the cubic term removes
-/// plain double hashing's weakness when b is a multiple of a small factor of m. Each g_i (mod 2^64) is
-/// mapped to [0, m) by multiply-high (Lemire), so any m works.
+/// probe is g_i = a + i·b + (i³ − i)/6 (mod 2^64), computed incrementally as a += b, b += i. Kirsch &
+/// Mitzenmacher (2006) show two independent hashes suffice for the classic asymptotic rate. Each g_i is
+/// mapped to [0, m) by multiply-high (Lemire), so any m works; since that reduction reads only the high
+/// bits, g_i first goes through mix(), or the cubic term (which moves low bits) would be lost and small
+/// filters would show double hashing's excess false positives.
 class classic_layout : public detail::flat_probe_ops<classic_layout> {
  public:
   static constexpr filter_kind kind = filter_kind::bloom;
@@ -30,7 +31,7 @@ class classic_layout : public detail::flat_probe_ops<classic_layout> {
     std::uint64_t a = d.low;
     std::uint64_t b = d.high;
     for (std::uint32_t i = 0; i < hashes_; ++i) {
-      if (!fn(reduce(a, bits_))) return false;
+      if (!fn(reduce(mix(a), bits_))) return false;
       a += b;
       b += i;
     }

@@ -256,7 +256,8 @@ inline std::uint64_t open_for_reading(detail::fd_guard& fd, const std::filesyste
 /// old file is untouched and the temporary removed.
 inline void write_file_atomically(const std::filesystem::path& path, std::span<const std::span<const std::byte>> parts) {
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  std::string tmpl = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
+  // The temporary's name must itself fit in NAME_MAX (255) bytes: keep at most 200 of the target's.
+  std::string tmpl = (dir / ("." + path.filename().string().substr(0, 200) + ".tmp.XXXXXX")).string();
   detail::fd_guard fd;
   fd.fd = ::mkstemp(tmpl.data());
   if (fd.fd < 0) throw io_error(detail::errno_text("cannot create a temporary file in", dir));
@@ -283,8 +284,9 @@ inline void write_file_atomically(const std::filesystem::path& path, std::span<c
 template <class F>
 std::vector<std::byte> to_bytes(const F& f) {
   const auto header = encode_header(detail::header_of(f));
-  std::vector<std::byte> out(header.begin(), header.end());
-  out.insert(out.end(), f.storage().data(), f.storage().data() + f.storage().size());
+  std::vector<std::byte> out(header_size + f.storage().size());
+  std::memcpy(out.data(), header.data(), header_size);
+  if (f.storage().size() != 0) std::memcpy(out.data() + header_size, f.storage().data(), f.storage().size());
   return out;
 }
 

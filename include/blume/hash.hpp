@@ -120,6 +120,14 @@ inline digest hash_key(const H& h, const K& k) noexcept {
   }
 }
 
+/// A multiply–xorshift finaliser: every input bit reaches the high bits of the result, which is what
+/// reduce() consumes. Used where a probe sequence is built by additions, which only move low bits.
+constexpr std::uint64_t mix(std::uint64_t x) noexcept {
+  x ^= x >> 32;
+  x *= 0xd6e8feb86659fd93ULL;
+  return x ^ (x >> 32);
+}
+
 /// Lemire's multiply-high range reduction: maps a uniform 64-bit x to [0, n) without a division,
 /// for any n (not only powers of two). Uses the high bits of x, so callers feed it well-mixed values.
 __extension__ typedef unsigned __int128 uint128_t;

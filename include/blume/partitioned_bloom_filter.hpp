@@ -8,8 +8,8 @@
 
 namespace blume {
 
-/// Slice i occupies bits [i·s, (i+1)·s) with s = m/k; the probe in slice i is reduce(g_i, s) where g_i is
-/// the same enhanced double hashing sequence as the classic layout's.
+/// Slice i occupies bits [i·s, (i+1)·s) with s = m/k; the probe in slice i is reduce(mix(g_i), s) where
+/// g_i is the same enhanced double hashing sequence as the classic layout's.
 class partitioned_layout : public detail::flat_probe_ops<partitioned_layout> {
  public:
   static constexpr filter_kind kind = filter_kind::partitioned;
@@ -33,7 +33,7 @@ class partitioned_layout : public detail::flat_probe_ops<partitioned_layout> {
     std::uint64_t b = d.high;
     std::uint64_t base = 0;
     for (std::uint32_t i = 0; i < hashes_; ++i) {
-      if (!fn(base + reduce(a, slice_))) return false;
+      if (!fn(base + reduce(mix(a), slice_))) return false;
       base += slice_;
       a += b;
       b += i;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -197,23 +198,29 @@ inline double estimate_items(filter_kind kind, double set_bits, double m, double
 
 namespace detail {
 
+/// The shortest text that reads back as exactly `x` (1e-09, not 0.000000).
+inline std::string format_number(double x) {
+  char buf[32];
+  const auto result = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, result.ptr);
+}
+
 inline void check_plan_inputs(std::uint64_t items, double fpr) {
   if (items == 0) throw invalid_argument("capacity must be at least 1 item, got 0");
   if (!(fpr > 0.0 && fpr < 1.0))  // also rejects NaN
-    throw invalid_argument("false-positive rate must be in (0, 1), got " + std::to_string(fpr));
+    throw invalid_argument("false-positive rate must be in (0, 1), got " + format_number(fpr));
 }
 
 inline void check_bits(double bits, std::uint64_t items, double fpr) {
   if (!(bits <= static_cast<double>(max_filter_bits)))
     throw invalid_argument("a filter for " + std::to_string(items) + " items at false-positive rate " +
-                           std::to_string(fpr) + " needs " + std::to_string(bits) +
+                           format_number(fpr) + " needs " + format_number(std::ceil(bits)) +
                            " bits, more than the maximum of 2^40 bits (128 GiB)");
 }
 
-/// Smallest count in [1, hi] for which ok(count) holds (ok is monotone); hi + 1 if none.
+/// Smallest count in [lo, hi] for which ok(count) holds (ok is monotone); hi + 1 if none.
 template <class Ok>
-std::uint64_t smallest_satisfying(std::uint64_t hi, Ok ok) {
-  std::uint64_t lo = 1;
+std::uint64_t smallest_satisfying(std::uint64_t lo, std::uint64_t hi, Ok ok) {
   if (!ok(hi)) return hi + 1;
   while (lo < hi) {
     const std::uint64_t mid = lo + (hi - lo) / 2;
@@ -244,17 +251,22 @@ inline filter_plan make_plan(filter_kind kind, std::uint64_t items, std::uint64_
 }
 
 /// Blocked kinds: for each candidate k the fewest blocks whose real (Poisson-averaged) rate meets the
-/// target; the k that needs the least memory wins.
+/// target; the k that needs the least memory wins. A blocked filter needs somewhat more memory than the
+/// classic one and its best k is at or a little below the classic k, so the search brackets both.
 inline filter_plan plan_blocked(filter_kind kind, std::uint64_t items, double fpr, std::uint32_t block_bits) {
   const double n = static_cast<double>(items);
+  const double classic_bits = math::optimal_bits(n, fpr);
   const std::uint64_t max_blocks = max_filter_bits / block_bits;
+  const auto lo = static_cast<std::uint64_t>(std::clamp(std::floor(classic_bits / block_bits), 1.0, static_cast<double>(max_blocks)));
+  const auto hi = static_cast<std::uint64_t>(std::clamp(std::ceil(2 * classic_bits / block_bits) + 1, 1.0, static_cast<double>(max_blocks)));
+  const std::uint32_t k0 = math::optimal_hash_count(classic_bits, n);
+  const std::uint32_t k_lo = kind == filter_kind::split_block ? split_block_hashes : std::max<std::uint32_t>(1, k0 - std::min<std::uint32_t>(k0, 4));
+  const std::uint32_t k_hi = kind == filter_kind::split_block ? split_block_hashes : std::min<std::uint32_t>(32, k0 + 3);
   filter_plan best;
-  const std::uint32_t k_lo = kind == filter_kind::split_block ? split_block_hashes : 1;
-  const std::uint32_t k_hi = kind == filter_kind::split_block ? split_block_hashes : 32;
   for (std::uint32_t k = k_lo; k <= k_hi; ++k) {
-    const std::uint64_t blocks = smallest_satisfying(max_blocks, [&](std::uint64_t b) {
-      return math::kind_fpr(kind, n, static_cast<double>(b) * block_bits, k) <= fpr;
-    });
+    auto meets = [&](std::uint64_t b) { return math::kind_fpr(kind, n, static_cast<double>(b) * block_bits, k) <= fpr; };
+    std::uint64_t blocks = smallest_satisfying(lo, hi, meets);
+    if (blocks > hi) blocks = smallest_satisfying(hi, max_blocks, meets);  // far off the classic size: widen
     if (blocks > max_blocks) continue;
     if (best.bits == 0 || blocks * block_bits < best.bits) best = make_plan(kind, items, blocks * block_bits, k);
   }
@@ -266,7 +278,7 @@ inline filter_plan plan_blocked(filter_kind kind, std::uint64_t items, double fp
 
 /// The geometry for `items` keys at false-positive rate `fpr`.
 ///  * bloom: m = ⌈−n·ln ε/(ln 2)²⌉ and k = round((m/n)·ln 2), the textbook sizing (at n = 10^8 and ε = 1%
-///    that is 958,505,838 bits = 114.3 MiB and k = 7; the predicted rate is then 1.0035%, since k is
+///    that is 958,505,838 bits = 114.3 MiB and k = 7; the predicted rate is then 1.0039%, since k is
 ///    rounded).
 ///  * partitioned: for k around the optimum, the smallest slice size s with (1 − (1 − 1/s)^n)^k ≤ ε.
 ///  * blocked, split-block: the fewest blocks whose Poisson-averaged rate is ≤ ε.
@@ -316,11 +328,15 @@ inline filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits, filter
       const std::uint32_t granule = kind == filter_kind::blocked       ? blocked_block_bits
                                     : kind == filter_kind::split_block ? split_block_bits
                                                                        : 1;
+      if (bits < granule)
+        throw invalid_argument("bit budget " + std::to_string(bits) + " is smaller than one " +
+                               std::string(kind_name(kind)) + " block (" + std::to_string(granule) + " bits)");
       filter_plan best;
       const std::uint32_t k_lo = kind == filter_kind::split_block ? split_block_hashes : 1;
       const std::uint32_t k_hi = kind == filter_kind::split_block ? split_block_hashes : 32;
       for (std::uint32_t k = k_lo; k <= k_hi; ++k) {
-        std::uint64_t m = std::max<std::uint64_t>(bits / granule, 1) * granule;
+        if (kind == filter_kind::partitioned && k > bits) break;  // every slice needs at least one bit
+        std::uint64_t m = bits / granule * granule;
         if (kind == filter_kind::partitioned) m = std::max<std::uint64_t>(m / k, 1) * k;
         const filter_plan p = detail::make_plan(kind, items, m, k);
         if (best.bits == 0 || p.predicted_fpr < best.predicted_fpr) best = p;
