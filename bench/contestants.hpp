@@ -12,6 +12,7 @@
 
 #include <bloom.h>
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -115,6 +116,7 @@ class hash_set_contestant {
     set_.reserve(capacity);
   }
   hash_set_contestant(const hash_set_contestant&) = delete;  // the allocator points at live_bytes_
+  static constexpr bool holds_key_views = std::same_as<Key, std::string_view>;
   hash_set_contestant& operator=(const hash_set_contestant&) = delete;
 
   void insert(Key key) { set_.insert(key); }

@@ -1,0 +1,296 @@
+// blume_bench: blume's filters against std::unordered_set, absl::flat_hash_set and libbloom, in one run.
+// Prints the tables and the targets evaluation, and writes them to docs/benchmarks.md.
+// Run `blume_bench --help` for the options; /work/shared/BENCHMARKING.md for why it measures as it does.
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "build_info.hpp"
+#include "keys.hpp"
+#include "measure.hpp"
+#include "report.hpp"
+#include "results.hpp"
+
+namespace blume::bench {
+namespace {
+
+constexpr std::string_view usage = R"(usage: blume_bench [options]
+
+Builds each contestant for n keys, times inserts and lookups of present and absent keys (one call per key,
+and batched for our filters), repeats, and prints medians with their ratio to absl::flat_hash_set.
+
+  --items LIST       key counts, comma-separated; suffixes k, M, G or 1e7 style (default 10M,100M)
+  --keys LIST        int, email (default int,email)
+  --reps N           repetitions of every cell (default 3)
+  --probes N         absent keys looked up, and at most that many present keys (default 10M)
+  --kinds LIST       our kinds: bloom, partitioned, blocked, split-block (default all)
+  --baselines LIST   unordered_set, absl, libbloom (default all; "none" for none)
+  --output PATH      Markdown report (default <source>/docs/benchmarks.md; "none" to skip)
+  --append           add this run to the report instead of replacing it
+  --cpu N            pin to CPU N with sched_setaffinity (default 1; -1: do not pin)
+  --quick            smoke test: n = 1M, 1M probes, 1 repetition, no report unless --output is given
+  --help             this text
+)";
+
+struct options {
+  std::vector<std::uint64_t> items = {10'000'000, 100'000'000};
+  std::vector<std::string> keys = {"int", "email"};
+  int reps = 3;
+  std::uint64_t probes = 10'000'000;
+  std::vector<std::string> kinds = {"bloom", "partitioned", "blocked", "split-block"};
+  std::vector<std::string> baselines = {"unordered_set", "absl", "libbloom"};
+  std::string output = std::string(build_info::source_dir) + "/docs/benchmarks.md";
+  bool output_given = false;
+  bool append = false;
+  int cpu = 1;
+  bool quick = false;
+};
+
+std::vector<std::string> split_list(std::string_view text) {
+  std::vector<std::string> parts;
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    if (comma != 0) parts.emplace_back(text.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return parts;
+}
+
+/// "10M", "100M", "1e6", "250k", "2G", "12345".
+std::uint64_t parse_count(std::string_view text) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end == text.data()) throw std::invalid_argument("not a count: '" + std::string(text) + "'");
+  const std::string_view suffix(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  if (suffix == "k" || suffix == "K") value *= 1e3;
+  else if (suffix == "M" || suffix == "m") value *= 1e6;
+  else if (suffix == "G" || suffix == "g") value *= 1e9;
+  else if (!suffix.empty()) throw std::invalid_argument("unknown suffix in count '" + std::string(text) + "'");
+  if (!(value >= 1 && value <= 2e9 && value == std::floor(value)))
+    throw std::invalid_argument("count must be a whole number in [1, 2e9], got '" + std::string(text) + "'");
+  return static_cast<std::uint64_t>(value);
+}
+
+void check_words(const std::vector<std::string>& words, std::initializer_list<std::string_view> allowed,
+                 std::string_view option) {
+  for (const auto& w : words)
+    if (std::find(allowed.begin(), allowed.end(), w) == allowed.end())
+      throw std::invalid_argument("unknown value '" + w + "' for " + std::string(option));
+}
+
+options parse_options(int argc, char** argv) {
+  options o;
+  bool items_given = false, probes_given = false, reps_given = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    auto value = [&]() -> std::string_view {
+      if (i + 1 >= argc) throw std::invalid_argument(std::string(arg) + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::cout << usage;
+      std::exit(0);
+    } else if (arg == "--items") {
+      o.items.clear();
+      for (const auto& s : split_list(value())) o.items.push_back(parse_count(s));
+      items_given = true;
+    } else if (arg == "--keys") {
+      o.keys = split_list(value());
+      check_words(o.keys, {"int", "email"}, "--keys");
+    } else if (arg == "--reps") {
+      o.reps = static_cast<int>(parse_count(value()));
+      reps_given = true;
+    } else if (arg == "--probes") {
+      o.probes = parse_count(value());
+      probes_given = true;
+    } else if (arg == "--kinds") {
+      o.kinds = split_list(value());
+      check_words(o.kinds, {"bloom", "partitioned", "blocked", "split-block"}, "--kinds");
+    } else if (arg == "--baselines") {
+      const std::string_view v = value();
+      o.baselines = v == "none" ? std::vector<std::string>{} : split_list(v);
+      check_words(o.baselines, {"unordered_set", "absl", "libbloom"}, "--baselines");
+    } else if (arg == "--output") {
+      o.output = value();
+      o.output_given = true;
+    } else if (arg == "--append") {
+      o.append = true;
+    } else if (arg == "--cpu") {
+      o.cpu = std::stoi(std::string(value()));
+    } else if (arg == "--quick") {
+      o.quick = true;
+    } else {
+      throw std::invalid_argument("unknown option '" + std::string(arg) + "' (see --help)");
+    }
+  }
+  if (o.quick) {
+    if (!items_given) o.items = {1'000'000};
+    if (!probes_given) o.probes = 1'000'000;
+    if (!reps_given) o.reps = 1;
+    if (!o.output_given) o.output = "none";
+  }
+  return o;
+}
+
+/// Pins the process to one CPU so the scheduler cannot move the run between cores (like `taskset -c N`).
+std::string pin_to_cpu(int cpu) {
+  if (cpu < 0) return "not pinned (--cpu -1)";
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || !CPU_ISSET(cpu, &allowed))
+    return "not pinned: CPU " + std::to_string(cpu) + " is not available to this process";
+  cpu_set_t only;
+  CPU_ZERO(&only);
+  CPU_SET(cpu, &only);
+  if (sched_setaffinity(0, sizeof only, &only) != 0) return "not pinned: " + std::string(std::strerror(errno));
+  return "pinned to CPU " + std::to_string(cpu) + " with sched_setaffinity (as `taskset -c " + std::to_string(cpu) +
+         "` would)";
+}
+
+std::string command_line(int argc, char** argv) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    out += (i == 0 ? "" : " ") + (a.find(' ') == std::string_view::npos ? std::string(a) : "'" + std::string(a) + "'");
+  }
+  return out;
+}
+
+bool selected(const options& o, std::string_view option, bool ours) {
+  const auto& list = ours ? o.kinds : o.baselines;
+  return std::find(list.begin(), list.end(), option) != list.end();
+}
+
+template <class Keys>
+config_result run_config(const options& o, std::uint64_t items, std::uint64_t& checksum) {
+  std::cerr << "generating " << items << " " << Keys::short_name << " keys and " << o.probes << " probes...\n";
+  const workload<Keys> w = make_workload<Keys>(items, o.probes);
+
+  std::vector<contestant_entry<Keys>> contestants;
+  for (const auto& e : all_contestants<Keys>())
+    if (selected(o, e.option, e.ours)) contestants.push_back(e);
+
+  // Repetitions outermost: each round measures every contestant once, so a busy spell on the machine spreads
+  // over all of them instead of spoiling one. Only one contestant is alive at a time.
+  std::vector<std::vector<sample>> samples(contestants.size());
+  for (int rep = 1; rep <= o.reps; ++rep) {
+    for (std::size_t i = 0; i < contestants.size(); ++i) {
+      sample s = contestants[i].measure(w);
+      std::fprintf(stderr, "  [n=%llu %s, run %d/%d] %-28s insert %7.1f  +%7.1f  -%7.1f  -batched %7.1f ns/key\n",
+                   static_cast<unsigned long long>(items), std::string(Keys::short_name).c_str(), rep, o.reps,
+                   std::string(contestants[i].name).c_str(), s.ns_per_key[insert], s.ns_per_key[positive],
+                   s.ns_per_key[negative], s.ns_per_key[negative_batched]);
+      checksum += s.positive_hits * 31 + s.negative_hits;
+      samples[i].push_back(std::move(s));
+    }
+  }
+
+  config_result result;
+  result.items = items;
+  result.key_description = Keys::description;
+  result.key_short_name = Keys::short_name;
+  result.positive_probes = w.positive_probes.size();
+  result.negative_probes = w.negative_probes.size();
+  result.reps = o.reps;
+  result.keys_are_views = std::same_as<typename Keys::key_type, std::string_view>;
+  for (std::size_t i = 0; i < contestants.size(); ++i) {
+    const auto& runs = samples[i];
+    contestant_result r;
+    r.name = contestants[i].name;
+    r.ours = contestants[i].ours;
+    r.bytes = runs.front().bytes;
+    r.bits_per_key = static_cast<double>(r.bytes) * 8.0 / static_cast<double>(items);
+    r.measured_fpr = static_cast<double>(runs.front().negative_hits) / static_cast<double>(result.negative_probes);
+    r.predicted_fpr = runs.front().predicted_fpr;
+    for (std::size_t m = 0; m < metric_count; ++m) {
+      std::vector<double> values;
+      for (const auto& s : runs) values.push_back(s.ns_per_key[m]);
+      r.ns[m] = summarise(std::move(values));
+    }
+    for (const auto& s : runs) {
+      if (s.negative_hits != runs.front().negative_hits) r.problems.push_back("false positives differ between runs");
+      r.problems.insert(r.problems.end(), s.problems.begin(), s.problems.end());
+    }
+    result.rows.push_back(std::move(r));
+  }
+  return result;
+}
+
+int run(int argc, char** argv) {
+  const options o = parse_options(argc, argv);
+  const std::string pinning = pin_to_cpu(o.cpu);
+  const run_environment env = describe_environment(command_line(argc, argv), pinning);
+  std::cout << "blume_bench, " << env.date << "\n"
+            << "compiler: " << env.compiler << "\n"
+            << "machine:  " << env.machine << "\n"
+            << "pinning:  " << env.pinning << "\n\n";
+
+  std::vector<config_result> configs;
+  std::uint64_t checksum = 0;
+  for (std::uint64_t items : o.items) {
+    for (const auto& keys : o.keys) {
+      configs.push_back(keys == "int" ? run_config<int_keys>(o, items, checksum)
+                                      : run_config<email_keys>(o, items, checksum));
+      const config_result& c = configs.back();
+      std::cout << config_title(c) << "\n"
+                << "medians; in parentheses the ratio to absl::flat_hash_set in this run (below 1 = faster/smaller)"
+                << (c.keys_are_views ? "; hash sets hold std::string_view into the key arena, counted in their memory"
+                                     : "")
+                << "\n\n"
+                << medians_table(c).to_text() << "\n"
+                << spread_table(c).to_text() << "\n";
+      for (const auto& w : wide_spreads(c)) std::cout << "wide spread (busy machine?): " << w << "\n";
+      for (const auto& r : c.rows)
+        for (const auto& p : r.problems) std::cout << "PROBLEM with " << r.name << ": " << p << "\n";
+      std::cout.flush();
+    }
+  }
+
+  const auto checks = evaluate_targets(configs);
+  std::cout << "targets\n" << targets_table(checks).to_text() << "\n";
+  if (const table kinds = kinds_against_targets_table(configs); !kinds.rows.empty())
+    std::cout << kinds.to_text() << "\n";
+  std::cout
+            << "checksum of all hit counts: " << checksum << "\n";
+
+  if (o.output != "none") {
+    const bool standalone = !o.append || !std::filesystem::exists(o.output);
+    std::ofstream out(o.output, o.append ? std::ios::app : std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + o.output);
+    out << (standalone ? "" : "\n") << markdown_report(env, configs, checks, standalone);
+    std::cout << "report " << (standalone ? "written to " : "appended to ") << o.output << "\n";
+  }
+
+  for (const auto& c : configs)
+    for (const auto& r : c.rows)
+      if (!r.problems.empty()) return 1;
+  return 0;
+}
+
+}  // namespace
+}  // namespace blume::bench
+
+int main(int argc, char** argv) {
+  try {
+    return blume::bench::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "blume_bench: " << e.what() << "\n";
+    return 2;
+  }
+}

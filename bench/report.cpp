@@ -1,0 +1,475 @@
+#include "report.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string_view>
+
+#include "build_info.hpp"
+
+namespace blume::bench {
+
+namespace {
+
+// ---- number formatting -----------------------------------------------------------------------------------
+
+std::string printf_string(const char* format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, value);
+  return buffer;
+}
+
+/// Three significant figures for times: 7.43, 12.3, 123.
+std::string format_ns(double ns) {
+  if (std::isnan(ns)) return "n/a";
+  return printf_string(ns < 10 ? "%.2f" : ns < 100 ? "%.1f" : "%.0f", ns);
+}
+
+std::string format_ratio(double ratio) { return printf_string(ratio < 10 ? "%.2f×" : "%.1f×", ratio); }
+
+std::string format_mib(std::uint64_t bytes) {
+  return printf_string("%.1f", static_cast<double>(bytes) / (1024.0 * 1024.0));
+}
+
+std::string format_percent(double fraction) { return printf_string("%.4f%%", fraction * 100); }
+
+std::string format_count(std::uint64_t n) {
+  const std::string digits = std::to_string(n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i != 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+/// "10M" for round millions, else the count with separators.
+std::string format_items(std::uint64_t n) {
+  if (n >= 1'000'000 && n % 1'000'000 == 0) return std::to_string(n / 1'000'000) + "M";
+  return format_count(n);
+}
+
+/// Terminal columns a UTF-8 string takes (every code point counts as one: enough for × and −).
+std::size_t display_width(std::string_view s) {
+  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+std::string pad(std::string_view s, std::size_t width, bool left) {
+  const std::string fill(width - std::min(width, display_width(s)), ' ');
+  return left ? std::string(s) + fill : fill + std::string(s);
+}
+
+// ---- reading the machine's description -------------------------------------------------------------------
+
+std::string read_line(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string describe_cpu() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, model = "unknown CPU";
+  int processors = 0;
+  while (std::getline(in, line)) {
+    if (line.starts_with("processor")) ++processors;
+    if (line.starts_with("model name") && processors <= 1) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) model = line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  }
+  return model + ", " + std::to_string(processors) + " logical CPUs";
+}
+
+std::string describe_caches() {
+  std::string out;
+  for (int i = 0;; ++i) {
+    const std::filesystem::path dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i);
+    if (!std::filesystem::exists(dir)) break;
+    const std::string type = read_line(dir / "type");
+    std::string name = "L";
+    name += read_line(dir / "level");  // (not "L" + ...: GCC 12 warns falsely, -Wrestrict)
+    if (type == "Data") name += "d";
+    if (type == "Instruction") name += "i";
+    if (!out.empty()) out += ", ";
+    out += name + " " + read_line(dir / "size");
+  }
+  return out.empty() ? "cache sizes unknown" : "caches " + out;
+}
+
+std::string describe_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  while (in >> key) {
+    if (key == "MemTotal:") {
+      in >> kib;
+      break;
+    }
+    in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return printf_string("%.1f GiB RAM", kib / (1024.0 * 1024.0));
+}
+
+std::string describe_huge_pages() {
+  const std::string line = read_line("/sys/kernel/mm/transparent_hugepage/enabled");
+  const auto open = line.find('['), close = line.find(']');
+  if (open == std::string::npos || close == std::string::npos) return "transparent huge pages: unknown";
+  return "transparent huge pages: " + line.substr(open + 1, close - open - 1);
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M UTC", &utc);
+  return buffer;
+}
+
+constexpr std::string_view compiler_name =
+#if defined(__clang__)
+    "";  // clang's __VERSION__ names itself
+#else
+    "GCC ";
+#endif
+
+// ---- targets ---------------------------------------------------------------------------------------------
+
+// The targets (point 7), for n = 100M 64-bit keys and n = 10M e-mail-like keys at 1%.
+constexpr double classic_mib_limit = 114.3;
+constexpr double fastest_bits_per_key_limit = 10.6;
+constexpr double fastest_fpr_limit = 0.01;
+constexpr double batched_negative_ns_limit = 8;
+constexpr double single_negative_ns_limit = 14;
+constexpr double libbloom_speedup_floor = 9;
+constexpr double absl_speedup_floor = 2.4;
+constexpr double absl_memory_divisor = 9;
+constexpr double email_batched_ns_limit = 12;
+
+const config_result* find_config(const std::vector<config_result>& configs, std::uint64_t items,
+                                 std::string_view keys) {
+  for (const auto& c : configs)
+    if (c.items == items && c.key_short_name == keys) return &c;
+  return nullptr;
+}
+
+/// Our fastest kind (by batched negative lookups) among those within the memory and FPR limits.
+const contestant_result* fastest_qualifying_kind(const config_result& config) {
+  const contestant_result* best = nullptr;
+  for (const auto& row : config.rows) {
+    if (!row.ours || row.bits_per_key > fastest_bits_per_key_limit || row.measured_fpr > fastest_fpr_limit) continue;
+    if (!row.ns[negative_batched].applicable()) continue;
+    if (best == nullptr || row.ns[negative_batched].median < best->ns[negative_batched].median) best = &row;
+  }
+  return best;
+}
+
+target_check not_run(std::string target, std::string why) { return {std::move(target), std::move(why), std::nullopt}; }
+
+}  // namespace
+
+// ---- tables ----------------------------------------------------------------------------------------------
+
+std::string table::to_text() const {
+  std::vector<std::size_t> widths(header.size(), 0);
+  for (std::size_t i = 0; i < header.size(); ++i) widths[i] = display_width(header[i]);
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i)
+      widths[i] = std::max(widths[i], display_width(row[i]));
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (std::size_t i = 0; i < widths.size(); ++i) {
+      out += (i == 0 ? "" : "  ") + pad(i < cells.size() ? cells[i] : "", widths[i], i < left_aligned_columns);
+    }
+    out.erase(out.find_last_not_of(' ') + 1);
+    return out + "\n";
+  };
+  std::string out = line(header);
+  std::size_t total = 0;
+  for (std::size_t w : widths) total += w + 2;
+  out += std::string(total - 2, '-') + "\n";
+  for (const auto& row : rows) out += line(row);
+  return out;
+}
+
+std::string table::to_markdown() const {
+  auto line = [](const std::vector<std::string>& cells) {
+    std::string out = "|";
+    for (const auto& c : cells) out += " " + c + " |";
+    return out + "\n";
+  };
+  std::string out = line(header) + "|";
+  for (std::size_t i = 0; i < header.size(); ++i) out += i < left_aligned_columns ? " :--- |" : " ---: |";
+  out += "\n";
+  for (const auto& row : rows) out += line(row);
+  return out;
+}
+
+std::string config_title(const config_result& c) {
+  return "n = " + format_items(c.items) + ", " + std::string(c.key_description) + ", target FPR 1%: " +
+         format_count(c.positive_probes) + " present and " + format_count(c.negative_probes) +
+         " absent keys looked up in random order; median of " + std::to_string(c.reps) + " run" +
+         (c.reps == 1 ? "" : "s");
+}
+
+table medians_table(const config_result& config) {
+  table t;
+  t.header = {"contestant", "MiB (÷absl)", "bits/key", "insert ns (÷absl)", "insert_many ns",
+              "+ lookup ns (÷absl)", "+ batched ns (÷absl)", "− lookup ns (÷absl)", "− batched ns (÷absl)",
+              "FPR measured", "FPR predicted"};
+  const contestant_result* absl = config.find(names::absl_set);
+  auto with_ratio = [&](double value, double baseline, std::string text) {
+    if (absl == nullptr || std::isnan(value) || std::isnan(baseline) || baseline == 0) return text;
+    return text + " (" + format_ratio(value / baseline) + ")";
+  };
+  for (const auto& r : config.rows) {
+    std::vector<std::string> row;
+    row.push_back(r.name + (r.problems.empty() ? "" : " (!)"));
+    row.push_back(with_ratio(static_cast<double>(r.bytes), absl ? static_cast<double>(absl->bytes) : not_applicable,
+                             format_mib(r.bytes)));
+    row.push_back(printf_string("%.2f", r.bits_per_key));
+    for (metric m : {insert, insert_bulk, positive, positive_batched, negative, negative_batched}) {
+      const double v = r.ns[m].median;
+      // Baselines have no batched call: their batched figure is their one-by-one loop, so compare with that.
+      const double base = absl ? absl->ns[m == positive_batched ? positive : m == negative_batched ? negative : m].median
+                               : not_applicable;
+      row.push_back(m == insert_bulk ? format_ns(v) : with_ratio(v, base, format_ns(v)));
+    }
+    row.push_back(format_percent(r.measured_fpr));
+    row.push_back(r.predicted_fpr == 0 ? "0 (exact)" : format_percent(r.predicted_fpr));
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+table spread_table(const config_result& config) {
+  table t;
+  t.header = {"contestant (min / median / max ns)", "insert", "insert_many", "+ lookup", "+ batched", "− lookup",
+              "− batched"};
+  for (const auto& r : config.rows) {
+    std::vector<std::string> row{r.name};
+    for (metric m : {insert, insert_bulk, positive, positive_batched, negative, negative_batched}) {
+      const spread& s = r.ns[m];
+      row.push_back(s.applicable() ? format_ns(s.min) + " / " + format_ns(s.median) + " / " + format_ns(s.max) : "n/a");
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+std::vector<std::string> wide_spreads(const config_result& config) {
+  constexpr std::array<std::string_view, metric_count> metric_names = {
+      "insert", "insert_many", "+ lookup", "+ batched", "− lookup", "− batched"};
+  std::vector<std::string> out;
+  for (const auto& r : config.rows)
+    for (std::size_t m = 0; m < metric_count; ++m)
+      if (const spread& s = r.ns[m]; s.applicable() && s.max > 1.25 * s.min)
+        out.push_back(r.name + " " + std::string(metric_names[m]) + ": " + format_ns(s.min) + " to " +
+                      format_ns(s.max) + " ns");
+  return out;
+}
+
+// ---- targets ---------------------------------------------------------------------------------------------
+
+std::vector<target_check> evaluate_targets(const std::vector<config_result>& configs) {
+  std::vector<target_check> checks;
+  const std::string big = "n = 100M, 64-bit keys: ";
+  const config_result* c100 = find_config(configs, 100'000'000, "int");
+  if (c100 == nullptr) {
+    const std::string why = "not run (needs --items 100M --keys int)";
+    checks.push_back(not_run(big + "bloom_filter<> in ≤ 114.3 MiB", why));
+    checks.push_back(not_run(big + "fastest kind at ≤ 10.6 bits/key, measured FPR ≤ 1%", why));
+  } else {
+    if (const auto* bloom = c100->find(names::bloom)) {
+      const double mib = static_cast<double>(bloom->bytes) / (1024.0 * 1024.0);
+      checks.push_back({big + "bloom_filter<> in ≤ 114.3 MiB", printf_string("%.2f MiB", mib), mib <= classic_mib_limit});
+    } else {
+      checks.push_back(not_run(big + "bloom_filter<> in ≤ 114.3 MiB", "bloom_filter<> not run"));
+    }
+    const contestant_result* fast = fastest_qualifying_kind(*c100);
+    const std::string who = big + "fastest kind";
+    if (fast == nullptr) {
+      checks.push_back({who + " at ≤ 10.6 bits/key, measured FPR ≤ 1%", "no kind run qualifies", false});
+    } else {
+      const double neg_batched = fast->ns[negative_batched].median;
+      const double neg_single = fast->ns[negative].median;
+      std::string excluded;
+      for (const auto& row : c100->rows)
+        if (row.ours && &row != fast && row.ns[negative_batched].median < neg_batched)
+          excluded += "; faster but excluded: " + row.name + " at " + printf_string("%.2f bits/key", row.bits_per_key) +
+                      ", FPR " + format_percent(row.measured_fpr);
+      checks.push_back({who + " at ≤ 10.6 bits/key, measured FPR ≤ 1%",
+                        fast->name + ": " + printf_string("%.2f bits/key", fast->bits_per_key) + ", FPR " +
+                            format_percent(fast->measured_fpr) + excluded,
+                        true});
+      checks.push_back({who + ": batched negative lookups ≤ 8 ns/key", format_ns(neg_batched) + " ns/key",
+                        neg_batched <= batched_negative_ns_limit});
+      checks.push_back({who + ": single negative lookups ≤ 14 ns/key", format_ns(neg_single) + " ns/key",
+                        neg_single <= single_negative_ns_limit});
+      if (const auto* lb = c100->find(names::libbloom)) {
+        const double speedup = lb->ns[negative].median / neg_batched;
+        checks.push_back({who + ": ≥ 9× faster than libbloom (negative lookups, batched vs its loop)",
+                          format_ratio(speedup) + " (" + format_ns(lb->ns[negative].median) + " vs " +
+                              format_ns(neg_batched) + " ns; one-by-one vs its loop: " +
+                              format_ratio(lb->ns[negative].median / neg_single) + ")",
+                          speedup >= libbloom_speedup_floor});
+      } else {
+        checks.push_back(not_run(who + ": ≥ 9× faster than libbloom", "libbloom not run"));
+      }
+      if (const auto* absl = c100->find(names::absl_set)) {
+        const double speedup = absl->ns[negative].median / neg_batched;
+        const double memory_share = static_cast<double>(fast->bytes) / static_cast<double>(absl->bytes);
+        checks.push_back({who + ": ≥ 2.4× faster than absl::flat_hash_set (negative lookups) at ≤ 1/9 of its memory",
+                          format_ratio(speedup) + " (" + format_ns(absl->ns[negative].median) + " vs " +
+                              format_ns(neg_batched) + " ns; one-by-one: " +
+                              format_ratio(absl->ns[negative].median / neg_single) + ") at " +
+                              printf_string("1/%.1f", 1.0 / memory_share) + " of its memory",
+                          speedup >= absl_speedup_floor && memory_share <= 1.0 / absl_memory_divisor});
+      } else {
+        checks.push_back(not_run(who + ": ≥ 2.4× faster than absl::flat_hash_set", "absl::flat_hash_set not run"));
+      }
+    }
+  }
+
+  const std::string email = "n = 10M, e-mail-like keys: fastest kind's batched lookups ≤ 12 ns/key";
+  const config_result* c10 = find_config(configs, 10'000'000, "email");
+  if (c10 == nullptr) {
+    checks.push_back(not_run(email, "not run (needs --items 10M --keys email)"));
+  } else if (const contestant_result* fast = fastest_qualifying_kind(*c10); fast == nullptr) {
+    checks.push_back({email, "no kind at ≤ 10.6 bits/key with FPR ≤ 1%", false});
+  } else {
+    const double pos = fast->ns[positive_batched].median, neg = fast->ns[negative_batched].median;
+    checks.push_back({email,
+                      fast->name + ": present " + format_ns(pos) + ", absent " + format_ns(neg) + " ns/key",
+                      pos <= email_batched_ns_limit && neg <= email_batched_ns_limit});
+  }
+  return checks;
+}
+
+table kinds_against_targets_table(const std::vector<config_result>& configs) {
+  table t;
+  const config_result* c = find_config(configs, 100'000'000, "int");
+  if (c == nullptr) return t;
+  const contestant_result* lb = c->find(names::libbloom);
+  const contestant_result* absl = c->find(names::absl_set);
+  t.header = {"kind (n = 100M, 64-bit keys)", "bits/key ≤ 10.6", "FPR ≤ 1%", "− batched ≤ 8 ns", "− single ≤ 14 ns",
+              "faster than libbloom ≥ 9×", "faster than absl ≥ 2.4×", "memory ≤ 1/9 absl"};
+  auto mark = [](bool ok) { return ok ? " ✓" : " ✗"; };
+  for (const auto& r : c->rows) {
+    if (!r.ours) continue;
+    const double batched = r.ns[negative_batched].median, single = r.ns[negative].median;
+    std::vector<std::string> row{r.name};
+    row.push_back(printf_string("%.2f", r.bits_per_key) + mark(r.bits_per_key <= fastest_bits_per_key_limit));
+    row.push_back(format_percent(r.measured_fpr) + mark(r.measured_fpr <= fastest_fpr_limit));
+    row.push_back(format_ns(batched) + mark(batched <= batched_negative_ns_limit));
+    row.push_back(format_ns(single) + mark(single <= single_negative_ns_limit));
+    if (lb != nullptr) {
+      const double speedup = lb->ns[negative].median / batched;
+      row.push_back(format_ratio(speedup) + mark(speedup >= libbloom_speedup_floor));
+    } else {
+      row.push_back("not run");
+    }
+    if (absl != nullptr) {
+      const double speedup = absl->ns[negative].median / batched;
+      const double share = static_cast<double>(r.bytes) / static_cast<double>(absl->bytes);
+      row.push_back(format_ratio(speedup) + mark(speedup >= absl_speedup_floor));
+      row.push_back(printf_string("1/%.1f", 1.0 / share) + mark(share <= 1.0 / absl_memory_divisor));
+    } else {
+      row.push_back("not run");
+      row.push_back("not run");
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+table targets_table(const std::vector<target_check>& checks) {
+  table t;
+  t.header = {"target", "measured (medians)", "result"};
+  t.left_aligned_columns = 3;
+  for (const auto& c : checks)
+    t.rows.push_back({c.target, c.measured, !c.passed ? "not run" : *c.passed ? "PASS" : "MISS"});
+  return t;
+}
+
+// ---- environment and Markdown ----------------------------------------------------------------------------
+
+run_environment describe_environment(const std::string& command, const std::string& pinning) {
+  run_environment env;
+  env.command = command;
+  env.date = utc_now();
+  env.compiler = std::string(compiler_name) + __VERSION__ + ", flags `" + std::string(build_info::cxx_flags) +
+                 "` (CMake build type " + std::string(build_info::build_type) + ")";
+  env.machine = describe_cpu() + "; " + describe_caches() + "; " + describe_memory() + "; " + describe_huge_pages();
+  env.pinning = pinning;
+  return env;
+}
+
+std::string markdown_report(const run_environment& env, const std::vector<config_result>& configs,
+                            const std::vector<target_check>& checks, bool standalone) {
+  std::ostringstream md;
+  if (standalone) {
+    md << "# blume benchmarks\n\n"
+          "Written by `blume_bench` (bench/); rerun it to refresh this file (`--append` adds a run below instead).\n"
+          "Build: `cmake --preset release && cmake --build --preset release --target blume_bench`.\n\n"
+          "How to read the tables:\n\n"
+          "- Times are nanoseconds per key, the median of the runs; the min / median / max table shows the spread.\n"
+          "  In parentheses: the figure divided by absl::flat_hash_set's in the same run (below 1 = faster or\n"
+          "  smaller). Each run rebuilds every contestant, one at a time, in the same order.\n"
+          "- *insert*: construction plus one `insert()` per key, keys in index order. Our filters are built with\n"
+          "  their `(capacity, 0.01)` constructor (sized by `blume::plan_for`); the hash sets are `reserve(n)`ed;\n"
+          "  libbloom is `bloom_init(n, 0.01)`. *insert_many*: the same through our bulk call.\n"
+          "- *+ lookup* / *− lookup*: present / absent keys, one `contains()` call per key, in random order.\n"
+          "  *batched*: `count_contained()` over the same keys (hashes and prefetches 32 keys at a time); the\n"
+          "  baselines have no batched call, so their ratio column compares our batched figure with their loop.\n"
+          "- Memory (MiB, bits/key = bytes × 8 / n): `size_in_bytes()` for our filters (bit array + object);\n"
+          "  libbloom's `bytes` field + its struct; for the hash sets the bytes requested through a counting\n"
+          "  allocator + the object (malloc's per-chunk overhead is not counted, which flatters\n"
+          "  std::unordered_set). With string keys the hash sets hold `std::string_view` into one arena of the\n"
+          "  key bytes, and their memory includes the arena's bytes for the n present keys.\n"
+          "- Our filters allocate arrays of 2 MiB or more 2 MiB-aligned with `MADV_HUGEPAGE`; the baselines use\n"
+          "  malloc. String-key timings include hashing. FPR is measured on the absent keys, next to the\n"
+          "  kind's model at n keys (libbloom: the classic formula at its m and k).\n"
+          "- Keys: integers are splitmix64(i); strings are `name.<i in base 36>_<digits>@domain`, 20-32 bytes.\n"
+          "  Present keys are i in [0, n), absent keys i in [n, n + probes): distinct by construction.\n\n";
+  }
+  md << "## Run of " << env.date << "\n\n"
+     << "- Command: `" << env.command << "`\n"
+     << "- Compiler: " << env.compiler << "\n"
+     << "- Machine: " << env.machine << "\n"
+     << "- Pinning: " << env.pinning << "\n\n";
+  for (const auto& c : configs) {
+    md << "### n = " << format_items(c.items) << ", " << c.key_description << "\n\n"
+       << config_title(c) << ".\n\n"
+       << medians_table(c).to_markdown() << "\n"
+       << spread_table(c).to_markdown() << "\n";
+    if (const auto wide = wide_spreads(c); !wide.empty()) {
+      md << "Wide spread (max > 1.25 × min; the machine was busy during these cells):\n\n";
+      for (const auto& w : wide) md << "- " << w << "\n";
+      md << "\n";
+    }
+    for (const auto& r : c.rows)
+      for (const auto& p : r.problems) md << "- **Problem** with " << r.name << ": " << p << "\n";
+  }
+  md << "### Targets\n\n"
+     << "Evaluated from the medians above. \"Fastest kind\": ours with the lowest batched negative lookup time "
+        "among those at ≤ 10.6 bits/key with measured FPR ≤ 1%.\n\n"
+     << targets_table(checks).to_markdown() << "\n";
+  if (const table kinds = kinds_against_targets_table(configs); !kinds.rows.empty())
+    md << "Every kind against the same thresholds (speed-ups: the baseline's negative lookup loop ÷ the kind's "
+          "batched negative lookups):\n\n"
+       << kinds.to_markdown() << "\n";
+  return md.str();
+}
+
+}  // namespace blume::bench
