@@ -10,6 +10,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <utility>
 
 #include "blume/basic_bloom_filter.hpp"
 #include "blume/detail/geometry.hpp"
@@ -64,20 +65,34 @@ class blocked_layout {
   }
 
  private:
+  /// fn(position in block) for each probe. The common k ≤ 7 (rates down to ~0.3%) is unrolled for a
+  /// compile-time k, so a lookup is a few dozen instructions and many fit in the CPU's window at once.
   template <class Fn>
   void for_each_probe(digest d, Fn&& fn) const noexcept {
-    std::uint64_t source = d.low;
-    std::uint64_t fields = source;
-    for (std::uint32_t i = 0, left = 7; i < hashes_; ++i, --left) {
-      if (left == 0) {
-        source = (source ^ (source >> 32)) * 0x9e3779b97f4a7c15ULL;  // 2^64 / golden ratio, odd
-        source ^= source >> 29;
-        fields = source;
-        left = 7;
-      }
-      fn(static_cast<unsigned>(fields & 511));
-      fields >>= 9;
+    switch (hashes_) {
+      case 1: return probes<1>(d.low, fn);
+      case 2: return probes<2>(d.low, fn);
+      case 3: return probes<3>(d.low, fn);
+      case 4: return probes<4>(d.low, fn);
+      case 5: return probes<5>(d.low, fn);
+      case 6: return probes<6>(d.low, fn);
+      case 7: return probes<7>(d.low, fn);
+      default: break;
     }
+    std::uint64_t source = d.low;
+    for (std::uint32_t done = 0; done < hashes_; done += 7) {
+      std::uint64_t fields = source;
+      for (std::uint32_t i = done; i < hashes_ && i < done + 7; ++i, fields >>= 9) fn(static_cast<unsigned>(fields & 511));
+      source = (source ^ (source >> 32)) * 0x9e3779b97f4a7c15ULL;  // remix for the next seven
+      source ^= source >> 29;
+    }
+  }
+
+  template <unsigned K, class Fn>
+  static void probes(std::uint64_t fields, Fn& fn) noexcept {
+    [&]<unsigned... I>(std::integer_sequence<unsigned, I...>) {
+      (fn(static_cast<unsigned>((fields >> (9 * I)) & 511)), ...);
+    }(std::make_integer_sequence<unsigned, K>{});
   }
 
   const word_type* block_of(const word_type* words, digest d) const noexcept {

@@ -26,6 +26,8 @@ inline constexpr std::uint32_t blocked_block_bits = 512;
 /// Bits per block of split_block_bloom_filter, and its fixed probe count (one bit in each 32-bit word).
 inline constexpr std::uint32_t split_block_bits = 256;
 inline constexpr std::uint32_t split_block_hashes = 8;
+/// Blocked kinds are planned to this fraction of the requested rate (see detail::plan_blocked).
+inline constexpr double blocked_plan_margin = 0.99;
 
 /// The geometry chosen for a filter and what it is predicted to deliver.
 struct filter_plan {
@@ -250,9 +252,12 @@ inline filter_plan make_plan(filter_kind kind, std::uint64_t items, std::uint64_
   return p;
 }
 
-/// Blocked kinds: for each candidate k the fewest blocks whose real (Poisson-averaged) rate meets the
-/// target; the k that needs the least memory wins. A blocked filter needs somewhat more memory than the
-/// classic one and its best k is at or a little below the classic k, so the search brackets both.
+/// Blocked kinds: for each candidate k the fewest blocks whose real rate is at most blocked_plan_margin ×
+/// the target; the k that needs the least memory wins. A blocked filter needs somewhat more memory than
+/// the classic one and its best k is at or a little below the classic k, so the search brackets both.
+/// The margin: the model is exact, so a filter planned at exactly the target measures above it half the
+/// time; 1% below it, a measurement over 10M absent keys (relative standard deviation ≈ 0.3% at ε = 1%)
+/// lands at or under the target with high probability, for about 0.03 bits per key.
 inline filter_plan plan_blocked(filter_kind kind, std::uint64_t items, double fpr, std::uint32_t block_bits) {
   const double n = static_cast<double>(items);
   const double classic_bits = math::optimal_bits(n, fpr);
@@ -264,7 +269,9 @@ inline filter_plan plan_blocked(filter_kind kind, std::uint64_t items, double fp
   const std::uint32_t k_hi = kind == filter_kind::split_block ? split_block_hashes : std::min<std::uint32_t>(32, k0 + 3);
   filter_plan best;
   for (std::uint32_t k = k_lo; k <= k_hi; ++k) {
-    auto meets = [&](std::uint64_t b) { return math::kind_fpr(kind, n, static_cast<double>(b) * block_bits, k) <= fpr; };
+    auto meets = [&](std::uint64_t b) {
+      return math::kind_fpr(kind, n, static_cast<double>(b) * block_bits, k) <= blocked_plan_margin * fpr;
+    };
     std::uint64_t blocks = smallest_satisfying(lo, hi, meets);
     if (blocks > hi) blocks = smallest_satisfying(hi, max_blocks, meets);  // far off the classic size: widen
     if (blocks > max_blocks) continue;
@@ -281,7 +288,7 @@ inline filter_plan plan_blocked(filter_kind kind, std::uint64_t items, double fp
 ///    that is 958,505,838 bits = 114.3 MiB and k = 7; the predicted rate is then 1.0039%, since k is
 ///    rounded).
 ///  * partitioned: for k around the optimum, the smallest slice size s with (1 − (1 − 1/s)^n)^k ≤ ε.
-///  * blocked, split-block: the fewest blocks whose Poisson-averaged rate is ≤ ε.
+///  * blocked, split-block: the fewest blocks whose exact rate (keys per block are Poisson) is ≤ 0.99·ε.
 /// Throws invalid_argument for items == 0, fpr outside (0, 1) or NaN, or a size beyond max_filter_bits.
 inline filter_plan plan_for(std::uint64_t items, double fpr, filter_kind kind = filter_kind::bloom) {
   detail::check_plan_inputs(items, fpr);

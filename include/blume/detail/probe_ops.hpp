@@ -32,10 +32,13 @@ class flat_probe_ops {
     return self().for_each_probe(d, [&](std::uint64_t pos) { return (load_relaxed(words[pos >> 6]) >> (pos & 63)) & 1; });
   }
 
+  /// Only the first two probes: an absent key is usually rejected by them, and prefetching all k lines of
+  /// a whole batch would ask for more misses than the core can keep in flight.
   void prefetch(const word_type* words, digest d) const noexcept {
+    int left = 2;
     self().for_each_probe(d, [&](std::uint64_t pos) {
       prefetch_read(words + (pos >> 6));
-      return true;
+      return --left > 0;
     });
   }
   void prefetch_for_write(word_type* words, digest d) const noexcept {
