@@ -165,6 +165,7 @@ int run_demo(const demo_options& o) {
     case filter_kind::partitioned: return run(partitioned_bloom_filter<>(o.items, o.fpr), o);
     case filter_kind::blocked: return run(blocked_bloom_filter<>(o.items, o.fpr), o);
     case filter_kind::split_block: return run(split_block_bloom_filter<>(o.items, o.fpr), o);
+    case filter_kind::counting: return run(counting_bloom_filter<>(o.items, o.fpr), o);
   }
   return 2;
 }

@@ -15,7 +15,7 @@ namespace {
 blume::filter_kind kind_option(const std::string& name) {
   if (const auto kind = blume::parse_kind(name)) return *kind;
   throw blume::invalid_argument("--kind: unknown filter kind '" + name +
-                                "' (known: bloom, partitioned, blocked, split-block)");
+                                "' (known: bloom, partitioned, blocked, split-block, counting)");
 }
 
 }  // namespace

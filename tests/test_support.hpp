@@ -108,9 +108,10 @@ inline void write_file_bytes(const std::filesystem::path& path, const std::vecto
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
-/// The four bit-array filter kinds, for TYPED_TEST_SUITE.
+/// The filter kinds built on basic_bloom_filter, for TYPED_TEST_SUITE.
 using filter_types = ::testing::Types<blume::bloom_filter<>, blume::partitioned_bloom_filter<>,
-                                      blume::blocked_bloom_filter<>, blume::split_block_bloom_filter<>>;
+                                      blume::blocked_bloom_filter<>, blume::split_block_bloom_filter<>,
+                                      blume::counting_bloom_filter<>>;
 
 /// Names typed tests after the kind ("bloom", "partitioned", "blocked", "split_block").
 struct kind_names {
@@ -153,6 +154,14 @@ struct small_geometry<blume::split_block_bloom_filter<>> {
   static constexpr std::uint64_t bits = 256 * 48;
   static constexpr std::uint32_t hashes = 8;
   static constexpr std::uint64_t other_bits = 256 * 50;  // k is fixed at 8: no other hash count
+};
+
+template <>
+struct small_geometry<blume::counting_bloom_filter<>> {
+  static constexpr std::uint64_t bits = 12'000;  // counters
+  static constexpr std::uint32_t hashes = 6;
+  static constexpr std::uint64_t other_bits = 12'600;
+  static constexpr std::uint32_t other_hashes = 4;
 };
 
 template <class F>

@@ -156,7 +156,7 @@ class basic_bloom_filter {
   /// incompatible_filters unless both have the same bits, hashes and seed.
   void merge(const basic_bloom_filter& other) {
     check_compatible(other, "merge");
-    combine(other, [](word_type a, word_type b) { return static_cast<word_type>(a | b); });
+    combine(other, [](word_type a, word_type b) { return merged(a, b); });
     inserted_ += other.inserted_;
   }
 
@@ -164,7 +164,13 @@ class basic_bloom_filter {
   /// sets, and a higher false-positive rate than a filter built from the intersection).
   void intersect(const basic_bloom_filter& other) {
     check_compatible(other, "intersect");
-    combine(other, [](word_type a, word_type b) { return static_cast<word_type>(a & b); });
+    combine(other, [](word_type a, word_type b) {
+      if constexpr (requires { Layout::intersect_word(a, b); }) {
+        return Layout::intersect_word(a, b);
+      } else {
+        return static_cast<word_type>(a & b);
+      }
+    });
     inserted_ = std::min(inserted_, other.inserted_);
   }
 
@@ -182,11 +188,38 @@ class basic_bloom_filter {
 
   // ---- estimates -------------------------------------------------------------------------------------
 
-  /// Number of set bits (one pass over the array).
+  /// Number of set bits, or non-zero counters (one pass over the array).
   std::uint64_t set_bits() const noexcept {
     std::uint64_t n = 0;
-    for (word_type w : word_span()) n += static_cast<std::uint64_t>(std::popcount(w));
+    for (word_type w : word_span()) n += occupied(w);
     return n;
+  }
+
+  // ---- only where the layout can delete (counting filters) -------------------------------------------
+
+  /// Removes one occurrence of a key. Returns false and changes nothing when the key is certainly absent
+  /// (one of its counters is zero). Erasing a key that was never inserted but is a false positive does
+  /// damage other keys' counters: erase only what you inserted. Needs exclusive access.
+  template <key K>
+  bool erase(const K& k) noexcept
+    requires requires(const Layout& l, word_type* w, digest d) { l.erase(w, d); }
+  {
+    return erase(hash(k));
+  }
+  bool erase(const digest& d) noexcept
+    requires requires(const Layout& l, word_type* w) { l.erase(w, d); }
+  {
+    if (!layout_.erase(words(), d)) return false;
+    if (inserted_ != 0) --inserted_;
+    return true;
+  }
+
+  /// How many times the key was inserted, at most (the smallest of its counters); 0 means absent.
+  template <key K>
+  std::uint64_t count(const K& k) const noexcept
+    requires requires(const Layout& l, const word_type* w, digest d) { l.count(w, d); }
+  {
+    return layout_.count(words(), hash(k));
   }
   double fill_ratio() const noexcept { return static_cast<double>(set_bits()) / static_cast<double>(bits()); }
 
@@ -230,6 +263,23 @@ class basic_bloom_filter {
       : basic_bloom_filter(layout, hasher, byte_storage::allocate(layout.storage_bytes())) {}
   basic_bloom_filter(const Layout& layout, const Hasher& hasher, byte_storage storage)
       : layout_(layout), hasher_(hasher), storage_(std::move(storage)) {}
+
+  static std::uint64_t occupied(word_type w) noexcept {
+    if constexpr (requires { Layout::occupied(w); }) {
+      return Layout::occupied(w);
+    } else {
+      return static_cast<std::uint64_t>(std::popcount(w));
+    }
+  }
+  static word_type merged(word_type a, word_type b) noexcept {
+    if constexpr (requires { Layout::merge_word(a, b); }) {
+      return Layout::merge_word(a, b);
+    } else {
+      return static_cast<word_type>(a | b);
+    }
+  }
+  template <class L, class H>
+  friend double estimate_union(const basic_bloom_filter<L, H>&, const basic_bloom_filter<L, H>&);
 
   word_type* words() noexcept { return reinterpret_cast<word_type*>(storage_.data()); }
   const word_type* words() const noexcept { return reinterpret_cast<const word_type*>(storage_.data()); }
@@ -323,7 +373,8 @@ double estimate_union(const basic_bloom_filter<L, H>& a, const basic_bloom_filte
   const auto* y = reinterpret_cast<const word*>(b.storage().data());
   const std::size_t n = a.storage().size() / sizeof(word);
   std::uint64_t set = 0;
-  for (std::size_t i = 0; i < n; ++i) set += static_cast<std::uint64_t>(std::popcount(static_cast<word>(x[i] | y[i])));
+  using filter = basic_bloom_filter<L, H>;
+  for (std::size_t i = 0; i < n; ++i) set += filter::occupied(filter::merged(x[i], y[i]));
   return math::estimate_items(L::kind, static_cast<double>(set), static_cast<double>(a.bits()), a.hashes());
 }
 

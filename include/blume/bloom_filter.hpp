@@ -28,14 +28,7 @@ class classic_layout : public detail::flat_probe_ops<classic_layout> {
   /// Calls fn(bit position) for each probe while fn returns true; returns whether all returned true.
   template <class Fn>
   bool for_each_probe(digest d, Fn&& fn) const noexcept {
-    std::uint64_t a = d.low;
-    std::uint64_t b = d.high;
-    for (std::uint32_t i = 0; i < hashes_; ++i) {
-      if (!fn(reduce(mix(a), bits_))) return false;
-      a += b;
-      b += i;
-    }
-    return true;
+    return detail::double_hashing_probes(d, hashes_, bits_, fn);
   }
 
  private:

@@ -189,13 +189,24 @@ inline void check_file_size(std::uint64_t actual, const file_header& h) {
                        std::to_string(expected));
 }
 
-inline void check_payload(const std::byte* payload, const file_header& h) {
+/// Payload bits a layout uses: its bits, or counters × counter width.
+template <class L>
+std::uint64_t payload_bits(const L& layout) noexcept {
+  if constexpr (requires { layout.payload_bits(); }) {
+    return layout.payload_bits();
+  } else {
+    return layout.bits();
+  }
+}
+
+inline void check_payload(const std::byte* payload, const file_header& h, std::uint64_t used_bits) {
   if (checksum(payload, h.payload_size) != h.payload_checksum)
     throw format_error("payload checksum mismatch: the filter's bits are corrupt");
-  // Bits past m in the last word are never set by a filter; set ones mean a forged or damaged file.
-  for (std::uint64_t bit = h.bits; bit < h.payload_size * 8; ++bit)
+  // Bits past the used ones in the last word are never set by a filter; set ones mean a forged or
+  // damaged file.
+  for (std::uint64_t bit = used_bits; bit < h.payload_size * 8; ++bit)
     if ((static_cast<unsigned>(payload[bit / 8]) >> (bit % 8)) & 1u)
-      throw format_error("padding bits past bit " + std::to_string(h.bits) + " are set");
+      throw format_error("padding bits past bit " + std::to_string(used_bits) + " are set");
 }
 
 template <class F>
@@ -296,7 +307,7 @@ F from_bytes(std::span<const std::byte> bytes) {
   const file_header h = decode_header(bytes);
   const auto layout = detail::layout_for<F>(h);
   detail::check_file_size(bytes.size(), h);
-  detail::check_payload(bytes.data() + header_size, h);
+  detail::check_payload(bytes.data() + header_size, h, detail::payload_bits(layout));
   byte_storage storage = byte_storage::allocate(h.payload_size);
   std::memcpy(storage.data(), bytes.data() + header_size, h.payload_size);
   return F::from_parts(layout, typename F::hasher_type(h.seed), std::move(storage), h.inserted);
@@ -340,7 +351,7 @@ F load(const std::filesystem::path& path) {
   detail::check_file_size(size, h);
   byte_storage storage = byte_storage::allocate(h.payload_size);
   detail::read_all(fd.fd, storage.data(), h.payload_size, path);
-  detail::check_payload(storage.data(), h);
+  detail::check_payload(storage.data(), h, detail::payload_bits(layout));
   return F::from_parts(layout, typename F::hasher_type(h.seed), std::move(storage), h.inserted);
 }
 
@@ -368,7 +379,7 @@ F map_file(const std::filesystem::path& path, verify level = verify::full) {
   const file_header h = decode_header(bytes);
   const auto layout = detail::layout_for<F>(h);
   detail::check_file_size(size, h);
-  if (level == verify::full) detail::check_payload(bytes.data() + header_size, h);
+  if (level == verify::full) detail::check_payload(bytes.data() + header_size, h, detail::payload_bits(layout));
   guard.base = nullptr;  // the storage below owns the mapping from here on
   byte_storage storage =
       byte_storage::adopt_mapping(base, size, static_cast<std::byte*>(base) + header_size, h.payload_size);

@@ -15,10 +15,12 @@ enum class filter_kind : std::uint16_t {
   partitioned = 2,  // k slices of m/k bits, one probe per slice
   blocked = 3,      // k probes inside one 512-bit (64-byte) cache line
   split_block = 4,  // 256-bit blocks of eight 32-bit words, one probe per word (Parquet's layout)
+  counting = 5,     // the classic filter with small saturating counters instead of bits: supports erase
 };
 
-inline constexpr std::array<filter_kind, 4> all_kinds = {filter_kind::bloom, filter_kind::partitioned,
-                                                         filter_kind::blocked, filter_kind::split_block};
+inline constexpr std::array<filter_kind, 5> all_kinds = {filter_kind::bloom, filter_kind::partitioned,
+                                                         filter_kind::blocked, filter_kind::split_block,
+                                                         filter_kind::counting};
 
 constexpr std::string_view kind_name(filter_kind k) noexcept {
   switch (k) {
@@ -26,6 +28,7 @@ constexpr std::string_view kind_name(filter_kind k) noexcept {
     case filter_kind::partitioned: return "partitioned";
     case filter_kind::blocked: return "blocked";
     case filter_kind::split_block: return "split-block";
+    case filter_kind::counting: return "counting";
   }
   return "unknown";
 }

@@ -26,6 +26,8 @@ inline constexpr std::uint32_t blocked_block_bits = 512;
 /// Bits per block of split_block_bloom_filter, and its fixed probe count (one bit in each 32-bit word).
 inline constexpr std::uint32_t split_block_bits = 256;
 inline constexpr std::uint32_t split_block_hashes = 8;
+/// Counter width of counting_bloom_filter unless chosen otherwise; plans of the counting kind assume it.
+inline constexpr std::uint32_t default_counter_bits = 4;
 /// Blocked kinds are planned to this fraction of the requested rate (see detail::plan_blocked).
 inline constexpr double blocked_plan_margin = 0.99;
 
@@ -33,7 +35,7 @@ inline constexpr double blocked_plan_margin = 0.99;
 struct filter_plan {
   filter_kind kind = filter_kind::bloom;
   std::uint64_t items = 0;   // the capacity n the plan is for
-  std::uint64_t bits = 0;    // m, after rounding to the kind's granularity
+  std::uint64_t bits = 0;    // m, after rounding to the kind's granularity (counters, for the counting kind)
   std::uint32_t hashes = 0;  // k
   std::uint64_t bytes = 0;   // memory of the bit array
   double predicted_fpr = 0;  // at n items, under the kind's own model
@@ -165,7 +167,8 @@ inline double split_block_fpr(double n, double m) noexcept {
 /// The false-positive rate of a kind with m bits and k probes holding n items.
 inline double kind_fpr(filter_kind kind, double n, double m, double k) noexcept {
   switch (kind) {
-    case filter_kind::bloom: return bloom_fpr(n, m, k);
+    case filter_kind::bloom:
+    case filter_kind::counting: return bloom_fpr(n, m, k);
     case filter_kind::partitioned: return partitioned_fpr(n, m, k);
     case filter_kind::blocked: return blocked_fpr(n, m, k, blocked_block_bits);
     case filter_kind::split_block: return split_block_fpr(n, m);
@@ -184,7 +187,8 @@ inline double estimate_items(filter_kind kind, double set_bits, double m, double
   if (set_bits >= m) return std::numeric_limits<double>::infinity();
   const double log_empty = std::log1p(-set_bits / m);  // ln(1 − X/m) ≤ 0
   switch (kind) {
-    case filter_kind::bloom: return -(m / k) * log_empty;
+    case filter_kind::bloom:
+    case filter_kind::counting: return -(m / k) * log_empty;  // m counters, X of them non-zero
     case filter_kind::partitioned: return log_empty / std::log1p(-k / m);
     case filter_kind::blocked: {
       const double blocks = m / blocked_block_bits;
@@ -237,6 +241,7 @@ inline std::uint64_t storage_bytes(filter_kind kind, std::uint64_t bits) noexcep
     case filter_kind::partitioned: return (bits + 63) / 64 * 8;
     case filter_kind::blocked:
     case filter_kind::split_block: return bits / 8;
+    case filter_kind::counting: return (bits * default_counter_bits + 63) / 64 * 8;
   }
   return 0;
 }
@@ -296,7 +301,8 @@ inline filter_plan plan_for(std::uint64_t items, double fpr, filter_kind kind = 
   const double ideal = math::optimal_bits(n, fpr);
   detail::check_bits(ideal, items, fpr);
   switch (kind) {
-    case filter_kind::bloom: {
+    case filter_kind::bloom:
+    case filter_kind::counting: {  // the counting filter has the classic geometry, in counters
       const auto m = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(ideal)));
       return detail::make_plan(kind, items, m, math::optimal_hash_count(static_cast<double>(m), n));
     }
@@ -320,7 +326,7 @@ inline filter_plan plan_for(std::uint64_t items, double fpr, filter_kind kind = 
 }
 
 /// The inverse question: the best false-positive rate `items` keys get in a budget of `bits` bits (rounded
-/// down to the kind's granularity), with the k that minimises it.
+/// down to the kind's granularity; counters for the counting kind), with the k that minimises it.
 inline filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits, filter_kind kind = filter_kind::bloom) {
   if (items == 0) throw invalid_argument("capacity must be at least 1 item, got 0");
   if (bits == 0 || bits > max_filter_bits)
@@ -328,6 +334,7 @@ inline filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits, filter
   const double n = static_cast<double>(items);
   switch (kind) {
     case filter_kind::bloom:
+    case filter_kind::counting:
       return detail::make_plan(kind, items, bits, math::optimal_hash_count(static_cast<double>(bits), n));
     case filter_kind::partitioned:
     case filter_kind::blocked:

@@ -10,6 +10,20 @@
 
 namespace blume::detail {
 
+/// The classic probe sequence (see classic_layout): fn(position in [0, cells)) for each of k probes while
+/// fn returns true; returns whether all did.
+template <class Fn>
+inline bool double_hashing_probes(digest d, std::uint32_t k, std::uint64_t cells, Fn&& fn) noexcept {
+  std::uint64_t a = d.low;
+  std::uint64_t b = d.high;
+  for (std::uint32_t i = 0; i < k; ++i) {
+    if (!fn(reduce(mix(a), cells))) return false;
+    a += b;
+    b += i;
+  }
+  return true;
+}
+
 template <class Layout>
 class flat_probe_ops {
  public:

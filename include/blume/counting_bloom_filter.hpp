@@ -1,0 +1,164 @@
+// The counting Bloom filter (Fan, Cao, Almeida & Broder 2000): each bit of the classic filter becomes a
+// small counter, so keys can be erased. Counters saturate: one that reaches its maximum stays there on
+// insert and on erase, because after overflowing it no longer knows its true value, and decrementing it
+// could later produce a false negative. With 4-bit counters an overflow needs 16 keys on one counter,
+// which at the optimal fill happens with probability about 1.37e-15 × m (Fan et al.).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "blume/basic_bloom_filter.hpp"
+#include "blume/detail/geometry.hpp"
+#include "blume/detail/probe_ops.hpp"
+
+namespace blume {
+
+/// m counters of W bits (W = 2, 4 or 8) packed into 64-bit words, probed exactly like the classic filter.
+/// In the file header, `bits` is the number of counters and the layout field is W.
+template <unsigned W>
+class counting_layout {
+  static_assert(W == 2 || W == 4 || W == 8, "counters are 2, 4 or 8 bits wide");
+
+ public:
+  using word_type = std::uint64_t;
+  static constexpr filter_kind kind = filter_kind::counting;
+  static constexpr std::uint32_t block_bits = W;  // the header's layout parameter: the counter width
+  static constexpr std::uint64_t saturated = (std::uint64_t{1} << W) - 1;
+  static constexpr unsigned per_word = 64 / W;
+
+  counting_layout(std::uint64_t counters, std::uint32_t hashes) : counters_(counters), hashes_(hashes) {
+    detail::check_geometry(kind, counters, hashes, 1);
+    if (counters > max_filter_bits / W)
+      throw invalid_argument("counting filter: " + std::to_string(counters) + " counters of " + std::to_string(W) +
+                             " bits exceed the maximum of 2^40 bits");
+  }
+
+  /// The number of counters (the m of the formulas).
+  std::uint64_t bits() const noexcept { return counters_; }
+  std::uint32_t hashes() const noexcept { return hashes_; }
+  /// Payload bits in use; the rest of the last word is zero.
+  std::uint64_t payload_bits() const noexcept { return counters_ * W; }
+  std::size_t storage_bytes() const noexcept { return static_cast<std::size_t>((counters_ * W + 63) / 64 * 8); }
+
+  static std::uint64_t counter(const word_type* words, std::uint64_t i) noexcept {
+    return (detail::load_relaxed(words[i / per_word]) >> (i % per_word * W)) & saturated;
+  }
+
+  /// Increments every probed counter that is below its maximum. Returns true if one was zero.
+  template <bool Atomic>
+  bool insert(word_type* words, digest d) const noexcept {
+    bool fresh = false;
+    probes(d, [&](std::uint64_t i) {
+      fresh |= add<Atomic>(words, i, +1) == 0;
+      return true;
+    });
+    return fresh;
+  }
+
+  bool contains(const word_type* words, digest d) const noexcept {
+    return probes(d, [&](std::uint64_t i) { return counter(words, i) != 0; });
+  }
+
+  /// Removes one occurrence of the key. Refused (false, nothing changed) when one of its counters is zero:
+  /// the key was never inserted. Saturated counters are left alone; a counter that a repeated probe of the
+  /// same key already brought to zero is not decremented again.
+  bool erase(word_type* words, digest d) const noexcept {
+    if (!contains(words, d)) return false;
+    probes(d, [&](std::uint64_t i) {
+      add<false>(words, i, -1);
+      return true;
+    });
+    return true;
+  }
+
+  /// The smallest of the key's counters: an upper bound on how often it was inserted (exact unless other
+  /// keys share all its counters or a counter saturated).
+  std::uint64_t count(const word_type* words, digest d) const noexcept {
+    std::uint64_t smallest = saturated;
+    probes(d, [&](std::uint64_t i) {
+      smallest = std::min(smallest, counter(words, i));
+      return smallest != 0;
+    });
+    return smallest;
+  }
+
+  void prefetch(const word_type* words, digest d) const noexcept {
+    int left = 2;
+    probes(d, [&](std::uint64_t i) {
+      detail::prefetch_read(words + i / per_word);
+      return --left > 0;
+    });
+  }
+  void prefetch_for_write(word_type* words, digest d) const noexcept {
+    probes(d, [&](std::uint64_t i) {
+      detail::prefetch_write(words + i / per_word);
+      return true;
+    });
+  }
+
+  /// Non-zero counters in a word (what the fill-based estimates count).
+  static std::uint64_t occupied(word_type w) noexcept {
+    word_type any = w;
+    for (unsigned shift = 1; shift < W; shift <<= 1) any |= any >> shift;
+    return static_cast<std::uint64_t>(std::popcount(any & lane_low_bits));
+  }
+  /// Union: counters add, saturating.
+  static word_type merge_word(word_type a, word_type b) noexcept {
+    word_type out = 0;
+    for (unsigned lane = 0; lane < per_word; ++lane) {
+      const unsigned shift = lane * W;
+      const word_type sum = std::min(((a >> shift) & saturated) + ((b >> shift) & saturated), saturated);
+      out |= sum << shift;
+    }
+    return out;
+  }
+  /// Intersection: the smaller counter.
+  static word_type intersect_word(word_type a, word_type b) noexcept {
+    word_type out = 0;
+    for (unsigned lane = 0; lane < per_word; ++lane) {
+      const unsigned shift = lane * W;
+      out |= std::min((a >> shift) & saturated, (b >> shift) & saturated) << shift;
+    }
+    return out;
+  }
+
+ private:
+  static constexpr word_type lane_low_bits = ~word_type{0} / saturated;  // bit 0 of every lane
+
+  template <class Fn>
+  bool probes(digest d, Fn&& fn) const noexcept {
+    return detail::double_hashing_probes(d, hashes_, counters_, fn);
+  }
+
+  /// Adds +1 or −1 to counter i unless it is saturated (or, for −1, already zero). Returns the old value.
+  template <bool Atomic>
+  static std::uint64_t add(word_type* words, std::uint64_t i, int delta) noexcept {
+    word_type& word = words[i / per_word];
+    const unsigned shift = static_cast<unsigned>(i % per_word * W);
+    auto next = [&](word_type w, std::uint64_t& old) {
+      old = (w >> shift) & saturated;
+      if (old == saturated || (delta < 0 && old == 0)) return w;
+      return delta > 0 ? w + (word_type{1} << shift) : w - (word_type{1} << shift);
+    };
+    std::uint64_t old = 0;
+    if constexpr (Atomic) {
+      std::atomic_ref<word_type> ref(word);
+      word_type w = ref.load(std::memory_order_relaxed);
+      while (!ref.compare_exchange_weak(w, next(w, old), std::memory_order_relaxed)) {
+      }
+    } else {
+      word = next(word, old);
+    }
+    return old;
+  }
+
+  std::uint64_t counters_;
+  std::uint32_t hashes_;
+};
+
+/// A Bloom filter that can erase: 4-bit counters by default. Memory is W × the classic filter's.
+template <unsigned CounterBits = 4, hasher Hasher = xxh3_hasher>
+using counting_bloom_filter = basic_bloom_filter<counting_layout<CounterBits>, Hasher>;
+
+}  // namespace blume
