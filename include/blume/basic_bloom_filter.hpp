@@ -30,6 +30,7 @@
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
 #include "blume/kind.hpp"
+#include "blume/parameters.hpp"
 #include "blume/plan.hpp"
 #include "blume/storage.hpp"
 
@@ -69,6 +70,41 @@ class basic_bloom_filter {
     basic_bloom_filter f(layout, hasher, std::move(storage));
     f.inserted_ = inserted;
     return f;
+  }
+
+  // ---- serialization hooks (used by format.hpp) ------------------------------------------------------
+
+  filter_parameters parameters() const noexcept {
+    filter_parameters p;
+    p.bits = bits();
+    p.hashes = hashes();
+    p.layout = Layout::block_bits;
+    return p;
+  }
+  template <class Fn>
+  void for_each_payload_segment(Fn&& fn) const {
+    fn(std::span<const std::byte>(storage_.data(), storage_.size()));
+  }
+  static std::uint64_t payload_size(const filter_parameters& p) {
+    if (p.layout != Layout::block_bits)
+      throw invalid_argument("block size " + std::to_string(p.layout) + " does not match a " +
+                             std::string(kind_name(kind)) + " filter (" + std::to_string(Layout::block_bits) + ")");
+    for (std::uint64_t x : p.extra)
+      if (x != 0) throw invalid_argument("reserved header bytes are not zero");
+    return Layout(p.bits, p.hashes).storage_bytes();
+  }
+  /// Adopts `payload` (zero-copy when it is a file mapping) after checking that no bit past the used
+  /// ones is set: a filter never sets them, so set ones mean a forged or damaged file.
+  static basic_bloom_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
+                                         byte_storage payload) {
+    const Layout layout(p.bits, p.hashes);
+    std::uint64_t used = layout.bits();
+    if constexpr (requires { layout.payload_bits(); }) used = layout.payload_bits();
+    const std::byte* bytes = payload.data();
+    for (std::uint64_t bit = used; bit < payload.size() * 8; ++bit)
+      if ((static_cast<unsigned>(bytes[bit / 8]) >> (bit % 8)) & 1u)
+        throw format_error("padding bits past bit " + std::to_string(used) + " are set");
+    return from_parts(layout, Hasher(seed), std::move(payload), inserted);
   }
 
   // ---- single keys -----------------------------------------------------------------------------------

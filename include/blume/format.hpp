@@ -1,7 +1,17 @@
-// The file format: a 128-byte little-endian header, then the filter's payload (its bit array exactly as
-// it lies in memory). Layout, field by field, in docs/format.md. This is the only code that reads or
-// writes serialized filters; it validates everything before it trusts anything, and throws format_error
-// with a message saying what is wrong.
+// The file format: a 128-byte little-endian header, then the filter's payload (for the Bloom kinds, the bit
+// array exactly as it lies in memory). Layout, field by field, in docs/format.md. This is the only code
+// that reads or writes serialized filters; it validates everything before it trusts anything, and throws
+// format_error with a message saying what is wrong.
+//
+// A filter type F is serializable when it provides:
+//   static constexpr filter_kind kind;  using hasher_type (with a static hash_id id);
+//   filter_parameters parameters() const;  std::uint64_t seed() const;  std::uint64_t inserted() const;
+//   void for_each_payload_segment(fn) const   — fn(std::span<const std::byte>) for each part, in order;
+//   static std::uint64_t payload_size(const filter_parameters&)  — throws invalid_argument if invalid;
+//   static F from_payload(const filter_parameters&, seed, inserted, byte_storage payload)
+//                                             — validates the payload's contents, throws format_error.
+// The payload storage handed to from_payload may be a private mapping of the file (map_file): a kind
+// that keeps it is opened without copying.
 #pragma once
 
 #include <fcntl.h>
@@ -23,6 +33,7 @@
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
 #include "blume/kind.hpp"
+#include "blume/parameters.hpp"
 #include "blume/storage.hpp"
 
 namespace blume {
@@ -36,10 +47,11 @@ struct file_header {
   std::uint32_t version = format_version;
   filter_kind kind = filter_kind::bloom;
   hash_id hash = hash_id::xxh3_128;
-  std::uint32_t block_bits = 0;  // the layout: 0 (flat), 512 (blocked), 256 (split-block)
+  std::uint32_t block_bits = 0;  // the layout parameter: block bits, counter bits, ... (kind-specific)
   std::uint64_t seed = 0;
   std::uint64_t bits = 0;
   std::uint32_t hashes = 0;
+  std::array<std::uint64_t, 6> extra{};  // kind-specific parameters (zero for the Bloom kinds)
   std::uint64_t inserted = 0;
   std::uint64_t payload_size = 0;
   std::uint64_t payload_checksum = 0;  // XXH64 of the payload, seed 0
@@ -108,6 +120,7 @@ inline std::array<std::byte, header_size> encode_header(const file_header& h) no
   write_le<std::uint64_t>(out.data() + off_inserted, h.inserted);
   write_le<std::uint64_t>(out.data() + off_payload_size, h.payload_size);
   write_le<std::uint64_t>(out.data() + off_payload_checksum, h.payload_checksum);
+  for (std::size_t i = 0; i < h.extra.size(); ++i) write_le<std::uint64_t>(out.data() + off_reserved + 8 * i, h.extra[i]);
   write_le<std::uint64_t>(out.data() + off_header_checksum, checksum(out.data(), off_header_checksum));
   return out;
 }
@@ -147,36 +160,40 @@ inline file_header decode_header(std::span<const std::byte> bytes) {
   h.inserted = read_le<std::uint64_t>(p + off_inserted);
   h.payload_size = read_le<std::uint64_t>(p + off_payload_size);
   h.payload_checksum = read_le<std::uint64_t>(p + off_payload_checksum);
-  for (std::size_t i = off_reserved; i < off_header_checksum; ++i)
-    if (p[i] != std::byte{0}) throw format_error("reserved header bytes are not zero");
+  for (std::size_t i = 0; i < h.extra.size(); ++i) h.extra[i] = read_le<std::uint64_t>(p + off_reserved + 8 * i);
   return h;
 }
 
 namespace detail {
 
-/// The layout a header describes for filter type F, or format_error saying why it cannot be F.
+inline filter_parameters parameters_of(const file_header& h) noexcept {
+  filter_parameters p;
+  p.bits = h.bits;
+  p.hashes = h.hashes;
+  p.layout = h.block_bits;
+  p.extra = h.extra;
+  return p;
+}
+
+/// Checks that a header describes a valid F and that its payload size is the one F's parameters need;
+/// format_error saying why not.
 template <class F>
-typename F::layout_type layout_for(const file_header& h) {
-  using L = typename F::layout_type;
+void check_header_for(const file_header& h) {
   if (h.kind != F::kind)
     throw format_error("file holds a '" + std::string(kind_name(h.kind)) + "' filter, not a '" +
                        std::string(kind_name(F::kind)) + "' filter");
   if (h.hash != F::hasher_type::id)
     throw format_error("file uses hash function id " + std::to_string(static_cast<int>(h.hash)) +
                        ", this filter type uses id " + std::to_string(static_cast<int>(F::hasher_type::id)));
-  if (h.block_bits != L::block_bits)
-    throw format_error("block size " + std::to_string(h.block_bits) + " does not match a " +
-                       std::string(kind_name(F::kind)) + " filter (" + std::to_string(L::block_bits) + ")");
+  std::uint64_t expected = 0;
   try {
-    L layout(h.bits, h.hashes);
-    if (h.payload_size != layout.storage_bytes())
-      throw format_error("payload size " + std::to_string(h.payload_size) + " does not match the parameters (" +
-                         std::to_string(h.bits) + " bits need " + std::to_string(layout.storage_bytes()) +
-                         " bytes)");
-    return layout;
+    expected = F::payload_size(parameters_of(h));
   } catch (const invalid_argument& e) {
     throw format_error(std::string("invalid parameters: ") + e.what());
   }
+  if (h.payload_size != expected)
+    throw format_error("payload size " + std::to_string(h.payload_size) + " does not match the parameters (" +
+                       std::to_string(h.bits) + " bits need " + std::to_string(expected) + " bytes)");
 }
 
 inline void check_file_size(std::uint64_t actual, const file_header& h) {
@@ -189,38 +206,37 @@ inline void check_file_size(std::uint64_t actual, const file_header& h) {
                        std::to_string(expected));
 }
 
-/// Payload bits a layout uses: its bits, or counters × counter width.
-template <class L>
-std::uint64_t payload_bits(const L& layout) noexcept {
-  if constexpr (requires { layout.payload_bits(); }) {
-    return layout.payload_bits();
-  } else {
-    return layout.bits();
-  }
-}
-
-inline void check_payload(const std::byte* payload, const file_header& h, std::uint64_t used_bits) {
+inline void check_checksum(const std::byte* payload, const file_header& h) {
   if (checksum(payload, h.payload_size) != h.payload_checksum)
     throw format_error("payload checksum mismatch: the filter's bits are corrupt");
-  // Bits past the used ones in the last word are never set by a filter; set ones mean a forged or
-  // damaged file.
-  for (std::uint64_t bit = used_bits; bit < h.payload_size * 8; ++bit)
-    if ((static_cast<unsigned>(payload[bit / 8]) >> (bit % 8)) & 1u)
-      throw format_error("padding bits past bit " + std::to_string(used_bits) + " are set");
 }
 
 template <class F>
-file_header header_of(const F& f) {
+F assemble(const file_header& h, byte_storage payload) {
+  return F::from_payload(parameters_of(h), h.seed, h.inserted, std::move(payload));
+}
+
+/// The header of a filter and the spans of its payload, in order.
+template <class F>
+file_header header_of(const F& f, std::vector<std::span<const std::byte>>& segments) {
+  const filter_parameters p = f.parameters();
   file_header h;
   h.kind = F::kind;
   h.hash = F::hasher_type::id;
-  h.block_bits = F::layout_type::block_bits;
+  h.block_bits = p.layout;
   h.seed = f.seed();
-  h.bits = f.bits();
-  h.hashes = f.hashes();
+  h.bits = p.bits;
+  h.hashes = p.hashes;
+  h.extra = p.extra;
   h.inserted = f.inserted();
-  h.payload_size = f.storage().size();
-  h.payload_checksum = checksum(f.storage().data(), f.storage().size());
+  XXH64_state_t state;
+  XXH64_reset(&state, 0);
+  f.for_each_payload_segment([&](std::span<const std::byte> segment) {
+    segments.push_back(segment);
+    h.payload_size += segment.size();
+    XXH64_update(&state, segment.data(), segment.size());
+  });
+  h.payload_checksum = XXH64_digest(&state);
   return h;
 }
 
@@ -294,10 +310,16 @@ inline void write_file_atomically(const std::filesystem::path& path, std::span<c
 /// The filter serialized: header then payload.
 template <class F>
 std::vector<std::byte> to_bytes(const F& f) {
-  const auto header = encode_header(detail::header_of(f));
-  std::vector<std::byte> out(header_size + f.storage().size());
+  std::vector<std::span<const std::byte>> segments;
+  const file_header h = detail::header_of(f, segments);
+  const auto header = encode_header(h);
+  std::vector<std::byte> out(header_size + h.payload_size);
   std::memcpy(out.data(), header.data(), header_size);
-  if (f.storage().size() != 0) std::memcpy(out.data() + header_size, f.storage().data(), f.storage().size());
+  std::size_t at = header_size;
+  for (auto segment : segments) {
+    if (!segment.empty()) std::memcpy(out.data() + at, segment.data(), segment.size());
+    at += segment.size();
+  }
   return out;
 }
 
@@ -305,19 +327,20 @@ std::vector<std::byte> to_bytes(const F& f) {
 template <class F>
 F from_bytes(std::span<const std::byte> bytes) {
   const file_header h = decode_header(bytes);
-  const auto layout = detail::layout_for<F>(h);
+  detail::check_header_for<F>(h);
   detail::check_file_size(bytes.size(), h);
-  detail::check_payload(bytes.data() + header_size, h, detail::payload_bits(layout));
+  detail::check_checksum(bytes.data() + header_size, h);
   byte_storage storage = byte_storage::allocate(h.payload_size);
-  std::memcpy(storage.data(), bytes.data() + header_size, h.payload_size);
-  return F::from_parts(layout, typename F::hasher_type(h.seed), std::move(storage), h.inserted);
+  if (h.payload_size != 0) std::memcpy(storage.data(), bytes.data() + header_size, h.payload_size);
+  return detail::assemble<F>(h, std::move(storage));
 }
 
 /// Saves atomically (see write_file_atomically).
 template <class F>
 void save(const F& f, const std::filesystem::path& path) {
-  const auto header = encode_header(detail::header_of(f));
-  const std::span<const std::byte> parts[] = {header, {f.storage().data(), f.storage().size()}};
+  std::vector<std::span<const std::byte>> parts(1);
+  const auto header = encode_header(detail::header_of(f, parts));
+  parts[0] = header;
   write_file_atomically(path, parts);
 }
 
@@ -347,12 +370,12 @@ F load(const std::filesystem::path& path) {
                        " bytes, a filter file starts with " + std::to_string(header_size));
   detail::read_all(fd.fd, buf.data(), buf.size(), path);
   const file_header h = decode_header(buf);
-  const auto layout = detail::layout_for<F>(h);
+  detail::check_header_for<F>(h);
   detail::check_file_size(size, h);
   byte_storage storage = byte_storage::allocate(h.payload_size);
   detail::read_all(fd.fd, storage.data(), h.payload_size, path);
-  detail::check_payload(storage.data(), h, detail::payload_bits(layout));
-  return F::from_parts(layout, typename F::hasher_type(h.seed), std::move(storage), h.inserted);
+  detail::check_checksum(storage.data(), h);
+  return detail::assemble<F>(h, std::move(storage));
 }
 
 /// Opens a filter as a private, copy-on-write mapping of the file: nothing is copied, pages are read on
@@ -377,13 +400,13 @@ F map_file(const std::filesystem::path& path, verify level = verify::full) {
   } guard{base, size};
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(base), size);
   const file_header h = decode_header(bytes);
-  const auto layout = detail::layout_for<F>(h);
+  detail::check_header_for<F>(h);
   detail::check_file_size(size, h);
-  if (level == verify::full) detail::check_payload(bytes.data() + header_size, h, detail::payload_bits(layout));
+  if (level == verify::full) detail::check_checksum(bytes.data() + header_size, h);
   guard.base = nullptr;  // the storage below owns the mapping from here on
   byte_storage storage =
       byte_storage::adopt_mapping(base, size, static_cast<std::byte*>(base) + header_size, h.payload_size);
-  return F::from_parts(layout, typename F::hasher_type(h.seed), std::move(storage), h.inserted);
+  return detail::assemble<F>(h, std::move(storage));
 }
 
 }  // namespace blume
