@@ -16,8 +16,11 @@ enum class filter_kind : std::uint16_t {
   blocked = 3,      // k probes inside one 512-bit (64-byte) cache line
   split_block = 4,  // 256-bit blocks of eight 32-bit words, one probe per word (Parquet's layout)
   counting = 5,     // the classic filter with small saturating counters instead of bits: supports erase
+  cuckoo = 6,       // buckets of fingerprints, partial-key cuckoo hashing (Fan et al. 2014)
+  quotient = 7,     // quotienting with three metadata bits per slot (Bender et al. 2012)
 };
 
+/// The kinds plan_for and the codec fully support (a kind joins when its filter lands).
 inline constexpr std::array<filter_kind, 5> all_kinds = {filter_kind::bloom, filter_kind::partitioned,
                                                          filter_kind::blocked, filter_kind::split_block,
                                                          filter_kind::counting};
@@ -29,6 +32,8 @@ constexpr std::string_view kind_name(filter_kind k) noexcept {
     case filter_kind::blocked: return "blocked";
     case filter_kind::split_block: return "split-block";
     case filter_kind::counting: return "counting";
+    case filter_kind::cuckoo: return "cuckoo";
+    case filter_kind::quotient: return "quotient";
   }
   return "unknown";
 }

@@ -172,6 +172,8 @@ inline double kind_fpr(filter_kind kind, double n, double m, double k) noexcept 
     case filter_kind::partitioned: return partitioned_fpr(n, m, k);
     case filter_kind::blocked: return blocked_fpr(n, m, k, blocked_block_bits);
     case filter_kind::split_block: return split_block_fpr(n, m);
+    case filter_kind::cuckoo:
+    case filter_kind::quotient: break;
   }
   return 1.0;
 }
@@ -196,6 +198,8 @@ inline double estimate_items(filter_kind kind, double set_bits, double m, double
       return blocks * (-log_empty) / per_key;
     }
     case filter_kind::split_block: return (m / split_block_bits) * 32.0 * (-log_empty);
+    case filter_kind::cuckoo:
+    case filter_kind::quotient: break;
   }
   return 0.0;
 }
@@ -242,6 +246,8 @@ inline std::uint64_t storage_bytes(filter_kind kind, std::uint64_t bits) noexcep
     case filter_kind::blocked:
     case filter_kind::split_block: return bits / 8;
     case filter_kind::counting: return (bits * default_counter_bits + 63) / 64 * 8;
+    case filter_kind::cuckoo:
+    case filter_kind::quotient: break;
   }
   return 0;
 }
@@ -321,8 +327,10 @@ inline filter_plan plan_for(std::uint64_t items, double fpr, filter_kind kind = 
     }
     case filter_kind::blocked: return detail::plan_blocked(kind, items, fpr, blocked_block_bits);
     case filter_kind::split_block: return detail::plan_blocked(kind, items, fpr, split_block_bits);
+    case filter_kind::cuckoo:
+    case filter_kind::quotient: break;
   }
-  throw invalid_argument("unknown filter kind " + std::to_string(static_cast<int>(kind)));
+  throw invalid_argument("plan_for does not support the '" + std::string(kind_name(kind)) + "' kind");
 }
 
 /// The inverse question: the best false-positive rate `items` keys get in a budget of `bits` bits (rounded
@@ -357,8 +365,10 @@ inline filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits, filter
       }
       return best;
     }
+    case filter_kind::cuckoo:
+    case filter_kind::quotient: break;
   }
-  throw invalid_argument("unknown filter kind " + std::to_string(static_cast<int>(kind)));
+  throw invalid_argument("plan_for_bits does not support the '" + std::string(kind_name(kind)) + "' kind");
 }
 
 }  // namespace blume
