@@ -10,5 +10,6 @@
 #include "blume/kind.hpp"
 #include "blume/partitioned_bloom_filter.hpp"
 #include "blume/plan.hpp"
+#include "blume/scalable_bloom_filter.hpp"
 #include "blume/simd.hpp"
 #include "blume/storage.hpp"

@@ -85,9 +85,7 @@ void write_le(std::byte* p, T v) noexcept {
 inline std::uint64_t checksum(const void* data, std::size_t len) noexcept { return XXH64(data, len, 0); }
 
 inline bool known_kind(std::uint16_t k) noexcept {
-  for (filter_kind kind : all_kinds)
-    if (static_cast<std::uint16_t>(kind) == k) return true;
-  return false;
+  return kind_name(static_cast<filter_kind>(k)) != "unknown";
 }
 
 inline std::string errno_text(const std::string& what, const std::filesystem::path& path) {

@@ -18,6 +18,7 @@ enum class filter_kind : std::uint16_t {
   counting = 5,     // the classic filter with small saturating counters instead of bits: supports erase
   cuckoo = 6,       // buckets of fingerprints, partial-key cuckoo hashing (Fan et al. 2014)
   quotient = 7,     // quotienting with three metadata bits per slot (Bender et al. 2012)
+  scalable = 8,     // a growing chain of Bloom filters with tightening rates (Almeida et al. 2007)
 };
 
 /// The kinds plan_for and the codec fully support (a kind joins when its filter lands).
@@ -34,6 +35,7 @@ constexpr std::string_view kind_name(filter_kind k) noexcept {
     case filter_kind::counting: return "counting";
     case filter_kind::cuckoo: return "cuckoo";
     case filter_kind::quotient: return "quotient";
+    case filter_kind::scalable: return "scalable";
   }
   return "unknown";
 }

@@ -1,0 +1,294 @@
+// The scalable Bloom filter (Almeida, Baquero, Preguiça & Hutchison 2007): a chain of filters that grows
+// when the newest one reaches its capacity, so n need not be known in advance, while the compound
+// false-positive rate stays under the target.
+//
+// Layer i has capacity C·s^i (growth s ≥ 1) and rate ε_i = ε·(1 − r)·r^i (tightening 0 < r < 1), so the
+// rate of the whole chain is at most Σ ε_i = ε·(1 − r)·Σ r^i < ε, however many layers are added (a key is
+// a false positive of the chain if it is one of any layer: 1 − Π(1 − ε_i) ≤ Σ ε_i). With r = 0.5 layer i
+// gets ε·0.5^(i+1), RedisBloom's geometry. Each layer's k grows by about log2(1/r) per layer.
+//
+// A key is hashed once; the digest probes every layer. Inserts go to the newest layer and only when no
+// layer already answers "maybe" (Almeida et al.; RedisBloom does the same), and a layer's fill counts
+// only inserts that set a new bit, so duplicates and false positives never trigger growth.
+//
+// Thread safety: const calls may run concurrently; everything else needs exclusive access.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "blume/basic_bloom_filter.hpp"
+#include "blume/detail/geometry.hpp"
+#include "blume/parameters.hpp"
+#include "blume/partitioned_bloom_filter.hpp"
+#include "blume/plan.hpp"
+
+namespace blume {
+
+struct scalable_options {
+  double growth = 2.0;      // s: layer i holds capacity × growth^i items
+  double tightening = 0.5;  // r: layer i's rate is fpr × (1 − r) × r^i
+  bool scaling = true;      // false: a single layer that refuses inserts once it holds its capacity
+  std::uint32_t max_layers = 64;
+};
+
+template <class Layer = partitioned_bloom_filter<>>
+class scalable_bloom_filter {
+ public:
+  using layer_type = Layer;
+  using hasher_type = typename Layer::hasher_type;
+  static constexpr filter_kind kind = filter_kind::scalable;
+
+  /// A chain whose first layer holds `capacity` items; the compound rate stays below `fpr`.
+  scalable_bloom_filter(std::uint64_t capacity, double fpr, scalable_options options = {},
+                        std::uint64_t seed = hasher_type::default_seed)
+      : capacity_(capacity), fpr_(fpr), options_(options), hasher_(seed) {
+    validate(capacity, fpr, options);
+    add_layer();
+  }
+
+  /// Layer i's capacity and rate (see the header comment).
+  std::uint64_t layer_capacity(std::size_t i) const noexcept {
+    const double c = std::ceil(static_cast<double>(capacity_) * std::pow(options_.growth, static_cast<double>(i)));
+    return c < 0x1p63 ? static_cast<std::uint64_t>(c) : std::uint64_t{1} << 63;  // plan_for refuses such sizes
+  }
+  double layer_fpr(std::size_t i) const noexcept {
+    return fpr_ * (1 - options_.tightening) * std::pow(options_.tightening, static_cast<double>(i));
+  }
+
+  template <key K>
+  digest hash(const K& k) const noexcept {
+    return hash_key(hasher_, k);
+  }
+
+  /// Adds a key unless a layer already answers "maybe". Returns true if it was added; false if it was
+  /// (probably) present already, or the filter is non-scaling (or at max_layers) and full.
+  template <key K>
+  bool insert(const K& k) {
+    return insert(hash(k));
+  }
+  bool insert(const digest& d) {
+    if (contains(d)) return false;
+    if (counts_.back() >= layer_capacity(layers_.size() - 1)) {
+      if (!options_.scaling || layers_.size() >= options_.max_layers) return false;
+      try {
+        add_layer();
+      } catch (const invalid_argument&) {
+        return false;  // the next layer would exceed max_filter_bits: the chain is full
+      }
+    }
+    if (layers_.back().insert(d)) ++counts_.back();
+    return true;
+  }
+
+  template <key K>
+  bool contains(const K& k) const noexcept {
+    return contains(hash(k));
+  }
+  bool contains(const digest& d) const noexcept {
+    // Newest first: it is the largest and holds the most recent keys.
+    for (std::size_t i = layers_.size(); i-- > 0;)
+      if (layers_[i].contains(d)) return true;
+    return false;
+  }
+
+  template <std::ranges::input_range R>
+  void insert_many(const R& keys) {
+    for (auto&& k : keys) insert(k);
+  }
+  template <std::ranges::input_range R, class Out>
+    requires std::output_iterator<Out, bool>
+  std::size_t contains_many(const R& keys, Out out) const {
+    std::size_t hits = 0;
+    for (auto&& k : keys) {
+      const bool hit = contains(k);
+      hits += hit;
+      *out = hit;
+      ++out;
+    }
+    return hits;
+  }
+  template <std::ranges::input_range R>
+  std::size_t count_contained(const R& keys) const {
+    std::size_t hits = 0;
+    for (auto&& k : keys) hits += contains(k);
+    return hits;
+  }
+
+  /// Back to one empty layer.
+  void clear() {
+    layers_.clear();
+    counts_.clear();
+    add_layer();
+  }
+
+  /// Layer-wise union of two chains with the same parameters and layer count.
+  void merge(const scalable_bloom_filter& other) {
+    check_compatible(other, "merge");
+    for (std::size_t i = 0; i < layers_.size(); ++i) {
+      layers_[i].merge(other.layers_[i]);
+      counts_[i] += other.counts_[i];
+    }
+  }
+  void check_compatible(const scalable_bloom_filter& other, std::string_view operation = "combine") const {
+    auto fail = [&](std::string_view what, const std::string& a, const std::string& b) {
+      throw incompatible_filters("cannot " + std::string(operation) + " scalable filters: " + std::string(what) +
+                                 " differ (" + a + " vs " + b + ")");
+    };
+    if (capacity_ != other.capacity_) fail("capacities", std::to_string(capacity_), std::to_string(other.capacity_));
+    if (fpr_ != other.fpr_) fail("rates", detail::format_number(fpr_), detail::format_number(other.fpr_));
+    if (options_.growth != other.options_.growth || options_.tightening != other.options_.tightening)
+      fail("growth or tightening", detail::format_number(options_.growth), detail::format_number(other.options_.growth));
+    if (seed() != other.seed()) fail("seeds", std::to_string(seed()), std::to_string(other.seed()));
+    if (layers_.size() != other.layers_.size())
+      fail("layer counts", std::to_string(layers_.size()), std::to_string(other.layers_.size()));
+  }
+
+  /// Items added (inserts that set at least one new bit), over all layers.
+  std::uint64_t inserted() const noexcept {
+    std::uint64_t n = 0;
+    for (std::uint64_t c : counts_) n += c;
+    return n;
+  }
+  double estimated_count() const noexcept {
+    double n = 0;
+    for (const Layer& l : layers_) n += l.estimated_count();
+    return n;
+  }
+  /// 1 − Π(1 − ε_i) over the layers at their current fill.
+  double predicted_fpr() const noexcept {
+    double none = 1;
+    for (const Layer& l : layers_) none *= 1 - l.predicted_fpr();
+    return 1 - none;
+  }
+  /// The bound that holds however far the chain grows: ε·(1 − r)·Σ r^i < ε.
+  double fpr_bound() const noexcept { return fpr_; }
+
+  std::size_t size_in_bytes() const noexcept {
+    std::size_t n = sizeof(*this);
+    for (const Layer& l : layers_) n += l.size_in_bytes();
+    return n + counts_.capacity() * sizeof(std::uint64_t);
+  }
+  std::uint64_t capacity() const noexcept { return capacity_; }
+  double target_fpr() const noexcept { return fpr_; }
+  const scalable_options& options() const noexcept { return options_; }
+  std::uint64_t seed() const noexcept { return hasher_.seed(); }
+  std::span<const Layer> layers() const noexcept { return layers_; }
+  std::span<const std::uint64_t> layer_counts() const noexcept { return counts_; }
+
+  friend bool operator==(const scalable_bloom_filter& a, const scalable_bloom_filter& b) noexcept {
+    return a.capacity_ == b.capacity_ && a.fpr_ == b.fpr_ && a.options_.growth == b.options_.growth &&
+           a.options_.tightening == b.options_.tightening && a.options_.scaling == b.options_.scaling &&
+           a.seed() == b.seed() && a.counts_ == b.counts_ && a.layers_ == b.layers_;
+  }
+
+  // ---- serialization hooks (format.hpp) --------------------------------------------------------------
+  // bits = capacity of layer 0, hashes = number of layers, layout = the layers' kind id;
+  // extra = {fpr, growth, tightening (IEEE-754 bits), flags (bit 0: non-scaling), max_layers, 0}.
+  // Payload: one u64 count per layer, then each layer's payload in order. Layer geometry is recomputed
+  // from the parameters, so a file cannot make us allocate more than its own size.
+
+  filter_parameters parameters() const noexcept {
+    filter_parameters p;
+    p.bits = capacity_;
+    p.hashes = static_cast<std::uint32_t>(layers_.size());
+    p.layout = static_cast<std::uint32_t>(Layer::kind);
+    p.extra = {std::bit_cast<std::uint64_t>(fpr_), std::bit_cast<std::uint64_t>(options_.growth),
+               std::bit_cast<std::uint64_t>(options_.tightening), options_.scaling ? 0u : 1u, options_.max_layers, 0};
+    return p;
+  }
+  template <class Fn>
+  void for_each_payload_segment(Fn&& fn) const {
+    fn(std::as_bytes(std::span<const std::uint64_t>(counts_)));
+    for (const Layer& l : layers_) l.for_each_payload_segment(fn);
+  }
+  static std::uint64_t payload_size(const filter_parameters& p) {
+    const scalable_bloom_filter shape = from_parameters(p);
+    std::uint64_t size = 8 * static_cast<std::uint64_t>(p.hashes);
+    for (std::uint32_t i = 0; i < p.hashes; ++i) size += Layer::payload_size(shape.layer_parameters(i));
+    return size;
+  }
+  static scalable_bloom_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t,
+                                            byte_storage payload) {
+    scalable_bloom_filter f = from_parameters(p, seed);
+    const std::byte* at = payload.data();
+    f.counts_.assign(p.hashes, 0);
+    if (p.hashes != 0) std::memcpy(f.counts_.data(), at, 8 * static_cast<std::size_t>(p.hashes));
+    at += 8 * static_cast<std::size_t>(p.hashes);
+    for (std::uint32_t i = 0; i < p.hashes; ++i) {
+      const filter_parameters lp = f.layer_parameters(i);
+      const std::uint64_t size = Layer::payload_size(lp);
+      byte_storage part = byte_storage::allocate(size);
+      if (size != 0) std::memcpy(part.data(), at, size);
+      at += size;
+      f.layers_.push_back(Layer::from_payload(lp, seed, f.counts_[i], std::move(part)));
+    }
+    return f;
+  }
+
+ private:
+  /// A chain with no layers yet (for from_parameters: nothing is allocated before a file is validated).
+  scalable_bloom_filter(std::uint64_t capacity, double fpr, scalable_options options, std::uint64_t seed, int)
+      : capacity_(capacity), fpr_(fpr), options_(options), hasher_(seed) {
+    validate(capacity, fpr, options);
+  }
+
+  static void validate(std::uint64_t capacity, double fpr, const scalable_options& options) {
+    detail::check_plan_inputs(capacity, fpr);
+    if (!(options.growth >= 1.0) || !std::isfinite(options.growth))
+      throw invalid_argument("scalable filter: growth must be at least 1, got " + detail::format_number(options.growth));
+    if (!(options.tightening > 0.0 && options.tightening < 1.0))
+      throw invalid_argument("scalable filter: tightening ratio must be in (0, 1), got " +
+                             detail::format_number(options.tightening));
+    if (options.max_layers == 0 || options.max_layers > 64)
+      throw invalid_argument("scalable filter: max_layers must be in [1, 64], got " + std::to_string(options.max_layers));
+  }
+
+  /// The chain a header describes, with no layers yet; invalid_argument if it describes none.
+  static scalable_bloom_filter from_parameters(const filter_parameters& p, std::uint64_t seed = 0) {
+    if (p.layout != static_cast<std::uint32_t>(Layer::kind))
+      throw invalid_argument("scalable filter: layer kind " + std::to_string(p.layout) + " is not " +
+                             std::string(kind_name(Layer::kind)));
+    if (p.extra[3] > 1 || p.extra[5] != 0) throw invalid_argument("scalable filter: unknown flags");
+    scalable_options o;
+    o.growth = std::bit_cast<double>(p.extra[1]);
+    o.tightening = std::bit_cast<double>(p.extra[2]);
+    o.scaling = p.extra[3] == 0;
+    o.max_layers = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.extra[4], 65));  // > 64 is refused
+    scalable_bloom_filter f(p.bits, std::bit_cast<double>(p.extra[0]), o, seed, 0);  // validates, allocates nothing
+    if (p.hashes == 0 || p.hashes > o.max_layers || (!o.scaling && p.hashes != 1))
+      throw invalid_argument("scalable filter: layer count " + std::to_string(p.hashes) + " is not possible");
+    return f;
+  }
+
+  filter_parameters layer_parameters(std::size_t i) const {
+    const filter_plan plan = plan_for(layer_capacity(i), layer_fpr(i), Layer::kind);
+    filter_parameters p;
+    p.bits = plan.bits;
+    p.hashes = plan.hashes;
+    p.layout = Layer::layout_type::block_bits;
+    return p;
+  }
+
+  void add_layer() {
+    const std::size_t i = layers_.size();
+    const filter_plan plan = plan_for(layer_capacity(i), layer_fpr(i), Layer::kind);  // throws beyond 2^40 bits
+    layers_.emplace_back(plan, hasher_.seed());
+    counts_.push_back(0);
+  }
+
+  std::uint64_t capacity_;
+  double fpr_;
+  scalable_options options_;
+  hasher_type hasher_;
+  std::vector<Layer> layers_;
+  std::vector<std::uint64_t> counts_;
+};
+
+}  // namespace blume

@@ -1,0 +1,158 @@
+// The scalable Bloom filter: growth, the compound false-positive bound, RedisBloom's layer geometry, and
+// the file format of a chain.
+#include <gtest/gtest.h>
+
+#include "blume/scalable_bloom_filter.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using blume_test::absent_key;
+using blume_test::present_key;
+using scalable = blume::scalable_bloom_filter<>;
+
+scalable filled(std::uint64_t capacity, double fpr, std::uint64_t items, blume::scalable_options options = {}) {
+  scalable f(capacity, fpr, options);
+  for (std::uint64_t i = 0; i < items; ++i) f.insert(present_key(i));
+  return f;
+}
+
+TEST(ScalableFilter, GrowsPastItsInitialCapacityWithoutFalseNegatives) {
+  const scalable f = filled(1000, 0.01, 100'000);
+  EXPECT_GT(f.layers().size(), 5u);
+  for (std::uint64_t i = 0; i < 100'000; ++i) ASSERT_TRUE(f.contains(present_key(i))) << i;
+}
+
+TEST(ScalableFilter, CompoundRateStaysBelowTheTarget) {
+  const scalable f = filled(10'000, 0.01, 1'000'000);  // about seven layers
+  ASSERT_GE(f.layers().size(), 6u);
+  const std::uint64_t probes = 2'000'000;
+  const double measured = static_cast<double>(f.count_contained(blume_test::absent_key_view(probes))) / probes;
+  EXPECT_LE(measured, 0.01);
+  EXPECT_NEAR(measured, f.predicted_fpr(), blume_test::fpr_tolerance(f.predicted_fpr(), probes, 0.05));
+}
+
+TEST(ScalableFilter, LayerGeometryIsRedisBlooms) {
+  const scalable f(100, 0.01);
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(f.layer_capacity(i), 100u << i);
+    EXPECT_DOUBLE_EQ(f.layer_fpr(i), 0.01 * std::pow(0.5, static_cast<double>(i + 1)));
+  }
+}
+
+TEST(ScalableFilter, EachLayerIsSizedForItsShareOfTheRate) {
+  const scalable f = filled(1000, 0.01, 10'000);
+  for (std::size_t i = 0; i < f.layers().size(); ++i) {
+    const blume::filter_plan plan = blume::plan_for(f.layer_capacity(i), f.layer_fpr(i), blume::filter_kind::partitioned);
+    EXPECT_EQ(f.layers()[i].bits(), plan.bits) << i;
+    EXPECT_EQ(f.layers()[i].hashes(), plan.hashes) << i;
+  }
+  EXPECT_GT(f.layers()[3].hashes(), f.layers()[0].hashes());  // k grows as the rates tighten
+}
+
+TEST(ScalableFilter, DuplicatesNeitherCountNorGrowTheChain) {
+  scalable f(10, 0.01);
+  EXPECT_TRUE(f.insert("same"));
+  for (int i = 0; i < 10'000; ++i) EXPECT_FALSE(f.insert("same"));
+  EXPECT_EQ(f.layers().size(), 1u);
+  EXPECT_EQ(f.inserted(), 1u);
+}
+
+TEST(ScalableFilter, CustomGrowthAndTighteningShapeTheLayers) {
+  blume::scalable_options o;
+  o.growth = 4;
+  o.tightening = 0.8;
+  const scalable f = filled(100, 0.05, 2000, o);
+  EXPECT_EQ(f.layer_capacity(2), 1600u);
+  EXPECT_DOUBLE_EQ(f.layer_fpr(1), 0.05 * 0.2 * 0.8);
+  EXPECT_EQ(f.layers().size(), 3u);  // 100 + 400 + 1600 ≥ 2000 distinct adds
+}
+
+TEST(ScalableFilter, NonScalingFilterRefusesInsertsWhenFull) {
+  blume::scalable_options o;
+  o.scaling = false;
+  scalable f(100, 0.01, o);
+  std::uint64_t added = 0;
+  for (std::uint64_t i = 0; i < 1000; ++i) added += f.insert(present_key(i));
+  EXPECT_GE(added, 99u);
+  EXPECT_LE(added, 100u);
+  EXPECT_EQ(f.layers().size(), 1u);
+  EXPECT_FALSE(f.insert("one more"));
+  for (std::uint64_t i = 0; i < 90; ++i) EXPECT_TRUE(f.contains(present_key(i)));
+}
+
+TEST(ScalableFilter, BadOptionsAreRejectedNamingTheValue) {
+  auto refused = [](double growth, double tightening) {
+    blume::scalable_options o;
+    o.growth = growth;
+    o.tightening = tightening;
+    return blume_test::message_of<blume::invalid_argument>([&] { scalable(100, 0.01, o); });
+  };
+  EXPECT_TRUE(blume_test::mentions_number(refused(0.5, 0.5), 0.5));
+  EXPECT_TRUE(blume_test::mentions(refused(0.5, 0.5), "growth"));
+  EXPECT_TRUE(blume_test::mentions(refused(2, 0), "tightening"));
+  EXPECT_TRUE(blume_test::mentions_number(refused(2, 1.5), 1.5));
+  EXPECT_TRUE(blume_test::mentions(refused(2, 1), "tightening"));
+  EXPECT_THROW(scalable(0, 0.01), blume::invalid_argument);
+  EXPECT_THROW(scalable(100, 1.0), blume::invalid_argument);
+}
+
+TEST(ScalableFilter, MergeOfChainsWithTheSameShapeIsTheirUnion) {
+  scalable a(1000, 0.01), b(1000, 0.01);
+  for (std::uint64_t i = 0; i < 900; ++i) a.insert(present_key(i));
+  for (std::uint64_t i = 900; i < 1800; ++i) b.insert(present_key(i));
+  a.merge(b);
+  for (std::uint64_t i = 0; i < 1800; ++i) ASSERT_TRUE(a.contains(present_key(i)));
+  const scalable grown = filled(1000, 0.01, 5000);
+  EXPECT_TRUE(blume_test::mentions(
+      blume_test::message_of<blume::incompatible_filters>([&] { a.merge(grown); }), "layer counts"));
+}
+
+TEST(ScalableFilter, ClearLeavesOneEmptyLayer) {
+  scalable f = filled(100, 0.01, 1000);
+  f.clear();
+  EXPECT_EQ(f.layers().size(), 1u);
+  EXPECT_EQ(f.inserted(), 0u);
+  EXPECT_FALSE(f.contains(present_key(1)));
+}
+
+TEST(ScalableFilter, RoundTripsThroughBytesFilesAndMappings) {
+  const scalable f = filled(1000, 0.01, 7000);
+  const auto bytes = blume::to_bytes(f);
+  EXPECT_TRUE(blume::from_bytes<scalable>(bytes) == f);
+  const blume_test::temp_dir dir;
+  blume::save(f, dir / "chain.blume");
+  EXPECT_TRUE(blume::load<scalable>(dir / "chain.blume") == f);
+  const scalable mapped = blume::map_file<scalable>(dir / "chain.blume");
+  EXPECT_TRUE(mapped == f);
+  for (std::uint64_t i = 0; i < 7000; ++i) ASSERT_TRUE(mapped.contains(present_key(i)));
+  scalable reloaded = blume::from_bytes<scalable>(bytes);
+  reloaded.insert("keeps growing after a reload");
+  EXPECT_TRUE(reloaded.contains("keeps growing after a reload"));
+}
+
+TEST(ScalableFilter, EveryHeaderByteFlipAndTruncationIsRejected) {
+  const auto bytes = blume::to_bytes(filled(50, 0.01, 300));
+  for (std::size_t i = 0; i < blume::header_size; ++i) {
+    auto damaged = bytes;
+    damaged[i] ^= std::byte{0x10};
+    EXPECT_THROW(blume::from_bytes<scalable>(damaged), blume::format_error) << i;
+  }
+  for (std::size_t n = 0; n < bytes.size(); ++n)
+    EXPECT_THROW(blume::from_bytes<scalable>(std::span(bytes.data(), n)), blume::format_error) << n;
+  auto damaged = bytes;
+  damaged.back() ^= std::byte{1};
+  EXPECT_THROW(blume::from_bytes<scalable>(damaged), blume::format_error);
+}
+
+TEST(ScalableFilter, ForgedLayerCountIsRefusedBeforeAllocating) {
+  const auto bytes = blume::to_bytes(filled(50, 0.01, 10));
+  blume::file_header h = blume::decode_header(bytes);
+  h.hashes = 60;  // 60 layers of doubling capacity: far more than 2^40 bits, and more than the file holds
+  const auto header = blume::encode_header(h);
+  auto forged = bytes;
+  std::copy(header.begin(), header.end(), forged.begin());
+  EXPECT_THROW(blume::from_bytes<scalable>(forged), blume::format_error);
+}
+
+}  // namespace
