@@ -12,4 +12,5 @@
 #include "blume/plan.hpp"
 #include "blume/scalable_bloom_filter.hpp"
 #include "blume/simd.hpp"
+#include "blume/stable_bloom_filter.hpp"
 #include "blume/storage.hpp"

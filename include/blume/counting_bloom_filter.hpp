@@ -10,6 +10,7 @@
 
 #include "blume/basic_bloom_filter.hpp"
 #include "blume/detail/geometry.hpp"
+#include "blume/detail/packed_cells.hpp"
 #include "blume/detail/probe_ops.hpp"
 
 namespace blume {
@@ -24,8 +25,8 @@ class counting_layout {
   using word_type = std::uint64_t;
   static constexpr filter_kind kind = filter_kind::counting;
   static constexpr std::uint32_t block_bits = W;  // the header's layout parameter: the counter width
-  static constexpr std::uint64_t saturated = (std::uint64_t{1} << W) - 1;
-  static constexpr unsigned per_word = 64 / W;
+  static constexpr std::uint64_t saturated = detail::packed_cells<W>::max_value;
+  static constexpr unsigned per_word = detail::packed_cells<W>::per_word;
 
   counting_layout(std::uint64_t counters, std::uint32_t hashes) : counters_(counters), hashes_(hashes) {
     detail::check_geometry(kind, counters, hashes, 1);
@@ -39,11 +40,9 @@ class counting_layout {
   std::uint32_t hashes() const noexcept { return hashes_; }
   /// Payload bits in use; the rest of the last word is zero.
   std::uint64_t payload_bits() const noexcept { return counters_ * W; }
-  std::size_t storage_bytes() const noexcept { return static_cast<std::size_t>((counters_ * W + 63) / 64 * 8); }
+  std::size_t storage_bytes() const noexcept { return static_cast<std::size_t>(detail::packed_cells<W>::bytes_for(counters_)); }
 
-  static std::uint64_t counter(const word_type* words, std::uint64_t i) noexcept {
-    return (detail::load_relaxed(words[i / per_word]) >> (i % per_word * W)) & saturated;
-  }
+  static std::uint64_t counter(const word_type* words, std::uint64_t i) noexcept { return cells::get(words, i); }
 
   /// Increments every probed counter that is below its maximum. Returns true if one was zero.
   template <bool Atomic>
@@ -98,11 +97,7 @@ class counting_layout {
   }
 
   /// Non-zero counters in a word (what the fill-based estimates count).
-  static std::uint64_t occupied(word_type w) noexcept {
-    word_type any = w;
-    for (unsigned shift = 1; shift < W; shift <<= 1) any |= any >> shift;
-    return static_cast<std::uint64_t>(std::popcount(any & lane_low_bits));
-  }
+  static std::uint64_t occupied(word_type w) noexcept { return cells::nonzero(w); }
   /// Union: counters add, saturating.
   static word_type merge_word(word_type a, word_type b) noexcept {
     word_type out = 0;
@@ -124,7 +119,7 @@ class counting_layout {
   }
 
  private:
-  static constexpr word_type lane_low_bits = ~word_type{0} / saturated;  // bit 0 of every lane
+  using cells = detail::packed_cells<W>;
 
   template <class Fn>
   bool probes(digest d, Fn&& fn) const noexcept {

@@ -19,6 +19,8 @@ enum class filter_kind : std::uint16_t {
   cuckoo = 6,       // buckets of fingerprints, partial-key cuckoo hashing (Fan et al. 2014)
   quotient = 7,     // quotienting with three metadata bits per slot (Bender et al. 2012)
   scalable = 8,     // a growing chain of Bloom filters with tightening rates (Almeida et al. 2007)
+  stable = 9,       // cells that decay at random: a fixed rate on an endless stream (Deng & Rafiei 2006)
+  aging = 10,       // two buffers that take turns: "seen among roughly the last w items"
 };
 
 /// The kinds plan_for and the codec fully support (a kind joins when its filter lands).
@@ -36,6 +38,8 @@ constexpr std::string_view kind_name(filter_kind k) noexcept {
     case filter_kind::cuckoo: return "cuckoo";
     case filter_kind::quotient: return "quotient";
     case filter_kind::scalable: return "scalable";
+    case filter_kind::stable: return "stable";
+    case filter_kind::aging: return "aging";
   }
   return "unknown";
 }

@@ -164,6 +164,24 @@ inline double split_block_fpr(double n, double m) noexcept {
   return poisson_expectation(lambda, [&](double j) { return std::pow(-std::expm1(j * log_zero), 8.0); });
 }
 
+/// Stable Bloom filter (Deng & Rafiei 2006): m cells of d bits (Max = 2^d − 1); each insert decrements P
+/// random cells, then sets the key's k cells to Max. Per insert a given cell is set with probability
+/// a = k/m and otherwise decremented with probability b = (1 − k/m)·P/m; on an endless stream it is zero
+/// exactly when its last Max events were all decrements, so the stable fraction of zeros is
+///   z = (b/(a + b))^Max = (1 / (1 + 1/(P·(1/k − 1/m))))^Max,
+/// and an absent key is a false positive when all its k cells are non-zero: ε = (1 − z)^k.
+inline double stable_zero_fraction(double m, double k, double p, double max_value) noexcept {
+  return std::pow(1.0 / (1.0 + 1.0 / (p * (1.0 / k - 1.0 / m))), max_value);
+}
+inline double stable_fpr(double m, double k, double p, double max_value) noexcept {
+  return std::pow(1.0 - stable_zero_fraction(m, k, p, max_value), k);
+}
+/// The P that gives rate ε: solve z = 1 − ε^{1/k} for P, P = 1 / ((1/k − 1/m)·(z^{−1/Max} − 1)).
+inline double stable_decrements_for(double m, double k, double max_value, double fpr) noexcept {
+  const double z = 1.0 - std::pow(fpr, 1.0 / k);
+  return 1.0 / ((1.0 / k - 1.0 / m) * (std::pow(z, -1.0 / max_value) - 1.0));
+}
+
 /// The false-positive rate of a kind with m bits and k probes holding n items.
 inline double kind_fpr(filter_kind kind, double n, double m, double k) noexcept {
   switch (kind) {

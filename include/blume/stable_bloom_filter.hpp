@@ -1,0 +1,220 @@
+// The stable Bloom filter (Deng & Rafiei 2006) for duplicate detection on endless streams: cells of d bits
+// instead of bits; every insert first decrements P randomly chosen cells, then sets the key's k cells to
+// Max = 2^d − 1. Old keys fade, so the fraction of zero cells, and with it the false-positive rate,
+// converges to a fixed value however long the stream (math::stable_zero_fraction, math::stable_fpr).
+// The price: a key inserted long enough ago may have faded, so false negatives are possible by design;
+// the more recent the key, the less likely. Measured rates are in docs/benchmarks.md and the tests.
+//
+// Thread safety: const calls may run concurrently; insert and everything else need exclusive access.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "blume/detail/geometry.hpp"
+#include "blume/detail/packed_cells.hpp"
+#include "blume/detail/probe_ops.hpp"
+#include "blume/error.hpp"
+#include "blume/hash.hpp"
+#include "blume/parameters.hpp"
+#include "blume/plan.hpp"
+#include "blume/storage.hpp"
+
+namespace blume {
+
+template <unsigned CellBits = 2, hasher Hasher = xxh3_hasher>
+class stable_bloom_filter {
+  using cell_array = detail::packed_cells<CellBits>;
+
+ public:
+  using hasher_type = Hasher;
+  static constexpr filter_kind kind = filter_kind::stable;
+  static constexpr std::uint64_t max_value = cell_array::max_value;
+
+  /// m cells, k probes, P decrements per insert.
+  stable_bloom_filter(std::uint64_t cell_count, std::uint32_t hashes, std::uint64_t decrements,
+                      std::uint64_t seed = Hasher::default_seed)
+      : cells_(cell_count), hashes_(hashes), decrements_(decrements), hasher_(seed), rng_(seed) {
+    validate(cell_count, hashes, decrements);
+    storage_ = byte_storage::allocate(cell_array::bytes_for(cell_count));
+  }
+
+  /// m cells and k probes, with the P that makes the stable false-positive rate `fpr`.
+  static stable_bloom_filter for_rate(std::uint64_t cell_count, std::uint32_t hashes, double fpr,
+                                      std::uint64_t seed = Hasher::default_seed) {
+    detail::check_plan_inputs(1, fpr);
+    detail::check_geometry(kind, cell_count, hashes, 1);
+    const double p = math::stable_decrements_for(static_cast<double>(cell_count), hashes, max_value, fpr);
+    if (!(p >= 0.5 && p <= static_cast<double>(cell_count)))
+      throw invalid_argument("stable filter: no whole number of decrements gives rate " + detail::format_number(fpr) +
+                             " with " + std::to_string(cell_count) + " cells and k = " + std::to_string(hashes));
+    return stable_bloom_filter(cell_count, hashes, static_cast<std::uint64_t>(std::llround(p)), seed);
+  }
+
+  template <key K>
+  digest hash(const K& k) const noexcept {
+    return hash_key(hasher_, k);
+  }
+
+  /// Records a key. Returns true if the filter had not seen it (one of its cells was zero).
+  template <key K>
+  bool insert(const K& k) noexcept {
+    return insert(hash(k));
+  }
+  bool insert(const digest& d) noexcept {
+    const bool fresh = !contains(d);
+    std::uint64_t* w = words();
+    for (std::uint64_t i = 0; i < decrements_; ++i) {
+      const std::uint64_t cell = reduce(next_random(), cells_);
+      const std::uint64_t v = cell_array::get(w, cell);
+      if (v != 0) cell_array::set(w, cell, v - 1);
+    }
+    detail::double_hashing_probes(d, hashes_, cells_, [&](std::uint64_t cell) {
+      cell_array::set(w, cell, max_value);
+      return true;
+    });
+    ++inserted_;
+    return fresh;
+  }
+
+  /// True: seen recently (or a false positive); false: not seen recently (or it faded: a false negative).
+  template <key K>
+  bool contains(const K& k) const noexcept {
+    return contains(hash(k));
+  }
+  bool contains(const digest& d) const noexcept {
+    return detail::double_hashing_probes(d, hashes_, cells_, [&](std::uint64_t cell) { return cell_array::get(words(), cell) != 0; });
+  }
+
+  template <std::ranges::input_range R>
+  void insert_many(const R& keys) noexcept {
+    for (auto&& k : keys) insert(k);
+  }
+  template <std::ranges::input_range R, class Out>
+    requires std::output_iterator<Out, bool>
+  std::size_t contains_many(const R& keys, Out out) const {
+    std::size_t hits = 0;
+    for (auto&& k : keys) {
+      const bool hit = contains(k);
+      hits += hit;
+      *out = hit;
+      ++out;
+    }
+    return hits;
+  }
+  template <std::ranges::input_range R>
+  std::size_t count_contained(const R& keys) const noexcept {
+    std::size_t hits = 0;
+    for (auto&& k : keys) hits += contains(k);
+    return hits;
+  }
+
+  void clear() noexcept {
+    storage_.zero();
+    inserted_ = 0;
+  }
+
+  /// Merging is unsound here: a union of two decayed states has no meaning for either stream.
+  void merge(const stable_bloom_filter&) {
+    throw incompatible_filters("cannot merge stable filters: their cells decay independently, so a union means nothing");
+  }
+
+  /// The fraction of zero cells now, and its limit on an endless stream.
+  double zero_fraction() const noexcept {
+    std::uint64_t nonzero = 0;
+    const std::uint64_t* w = words();
+    for (std::size_t i = 0; i < storage_.size() / 8; ++i) nonzero += cell_array::nonzero(w[i]);
+    return 1.0 - static_cast<double>(nonzero) / static_cast<double>(cells_);
+  }
+  double stable_zero_fraction() const noexcept {
+    return math::stable_zero_fraction(static_cast<double>(cells_), hashes_, static_cast<double>(decrements_), max_value);
+  }
+  /// The rate now (an absent key's k cells all non-zero) and its limit.
+  double predicted_fpr() const noexcept { return std::pow(1.0 - zero_fraction(), static_cast<double>(hashes_)); }
+  double stable_fpr() const noexcept {
+    return math::stable_fpr(static_cast<double>(cells_), hashes_, static_cast<double>(decrements_), max_value);
+  }
+
+  std::uint64_t cells() const noexcept { return cells_; }
+  std::uint32_t hashes() const noexcept { return hashes_; }
+  std::uint64_t decrements() const noexcept { return decrements_; }
+  std::uint64_t seed() const noexcept { return hasher_.seed(); }
+  std::uint64_t inserted() const noexcept { return inserted_; }
+  std::size_t size_in_bytes() const noexcept { return storage_.size() + sizeof(*this); }
+
+  friend bool operator==(const stable_bloom_filter& a, const stable_bloom_filter& b) noexcept {
+    return a.cells_ == b.cells_ && a.hashes_ == b.hashes_ && a.decrements_ == b.decrements_ && a.seed() == b.seed() &&
+           a.rng_ == b.rng_ && std::memcmp(a.storage_.data(), b.storage_.data(), a.storage_.size()) == 0;
+  }
+
+  // ---- serialization hooks (format.hpp): bits = cells, hashes = k, layout = cell bits,
+  //      extra = {P, random state, 0, 0, 0, 0}; payload = the packed cells.
+  filter_parameters parameters() const noexcept {
+    filter_parameters p;
+    p.bits = cells_;
+    p.hashes = hashes_;
+    p.layout = CellBits;
+    p.extra = {decrements_, rng_, 0, 0, 0, 0};
+    return p;
+  }
+  template <class Fn>
+  void for_each_payload_segment(Fn&& fn) const {
+    fn(std::span<const std::byte>(storage_.data(), storage_.size()));
+  }
+  static std::uint64_t payload_size(const filter_parameters& p) {
+    if (p.layout != CellBits)
+      throw invalid_argument("stable filter: cell width " + std::to_string(p.layout) + " is not " + std::to_string(CellBits));
+    for (std::size_t i = 2; i < p.extra.size(); ++i)
+      if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
+    validate(p.bits, p.hashes, p.extra[0]);
+    return cell_array::bytes_for(p.bits);
+  }
+  static stable_bloom_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
+                                          byte_storage payload) {
+    const std::uint64_t used = p.bits * CellBits;
+    for (std::uint64_t bit = used; bit < payload.size() * 8; ++bit)
+      if ((static_cast<unsigned>(payload.data()[bit / 8]) >> (bit % 8)) & 1u)
+        throw format_error("padding bits past bit " + std::to_string(used) + " are set");
+    stable_bloom_filter f(p, seed, std::move(payload));
+    f.rng_ = p.extra[1];
+    f.inserted_ = inserted;
+    return f;
+  }
+
+ private:
+  stable_bloom_filter(const filter_parameters& p, std::uint64_t seed, byte_storage storage)
+      : cells_(p.bits), hashes_(p.hashes), decrements_(p.extra[0]), hasher_(seed), rng_(seed), storage_(std::move(storage)) {}
+
+  static void validate(std::uint64_t cell_count, std::uint32_t hashes, std::uint64_t decrements) {
+    detail::check_geometry(kind, cell_count, hashes, 1);
+    if (cell_count > max_filter_bits / CellBits)
+      throw invalid_argument("stable filter: " + std::to_string(cell_count) + " cells exceed the maximum of 2^40 bits");
+    if (hashes >= cell_count)
+      throw invalid_argument("stable filter: k = " + std::to_string(hashes) + " needs more than " +
+                             std::to_string(cell_count) + " cells");
+    if (decrements == 0 || decrements > cell_count)
+      throw invalid_argument("stable filter: decrements per insert must be in [1, " + std::to_string(cell_count) +
+                             "], got " + std::to_string(decrements));
+  }
+
+  std::uint64_t next_random() noexcept {  // splitmix64: fast, and deterministic for a given seed
+    std::uint64_t z = (rng_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+
+  std::uint64_t* words() noexcept { return reinterpret_cast<std::uint64_t*>(storage_.data()); }
+  const std::uint64_t* words() const noexcept { return reinterpret_cast<const std::uint64_t*>(storage_.data()); }
+
+  std::uint64_t cells_;
+  std::uint32_t hashes_;
+  std::uint64_t decrements_;
+  Hasher hasher_;
+  std::uint64_t rng_;
+  byte_storage storage_;
+  std::uint64_t inserted_ = 0;
+};
+
+}  // namespace blume
