@@ -1,6 +1,7 @@
 // Everything in one include.
 #pragma once
 
+#include "blume/aging_bloom_filter.hpp"
 #include "blume/blocked_bloom_filter.hpp"
 #include "blume/bloom_filter.hpp"
 #include "blume/counting_bloom_filter.hpp"
