@@ -21,6 +21,7 @@
 #include <string>
 
 #include "blume/blocked_bloom_filter.hpp"
+#include "blume/detail/bulk.hpp"
 #include "blume/parameters.hpp"
 #include "blume/plan.hpp"
 
@@ -83,21 +84,12 @@ class aging_bloom_filter {
   }
   template <std::ranges::input_range R>
   std::size_t count_contained(const R& keys, time_point now = Clock::now()) const noexcept {
-    std::size_t hits = 0;
-    for (auto&& k : keys) hits += contains(k, now);
-    return hits;
+    return detail::count_each(*this, keys, now);
   }
   template <std::ranges::input_range R, class Out>
     requires std::output_iterator<Out, bool>
   std::size_t contains_many(const R& keys, Out out, time_point now = Clock::now()) const {
-    std::size_t hits = 0;
-    for (auto&& k : keys) {
-      const bool hit = contains(k, now);
-      hits += hit;
-      *out = hit;
-      ++out;
-    }
-    return hits;
+    return detail::contains_each(*this, keys, out, now);
   }
 
   /// Clears the older buffer and makes it the active one.

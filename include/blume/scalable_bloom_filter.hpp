@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "blume/basic_bloom_filter.hpp"
+#include "blume/detail/bulk.hpp"
 #include "blume/detail/geometry.hpp"
 #include "blume/parameters.hpp"
 #include "blume/partitioned_bloom_filter.hpp"
@@ -105,20 +106,11 @@ class scalable_bloom_filter {
   template <std::ranges::input_range R, class Out>
     requires std::output_iterator<Out, bool>
   std::size_t contains_many(const R& keys, Out out) const {
-    std::size_t hits = 0;
-    for (auto&& k : keys) {
-      const bool hit = contains(k);
-      hits += hit;
-      *out = hit;
-      ++out;
-    }
-    return hits;
+    return detail::contains_each(*this, keys, out);
   }
   template <std::ranges::input_range R>
   std::size_t count_contained(const R& keys) const {
-    std::size_t hits = 0;
-    for (auto&& k : keys) hits += contains(k);
-    return hits;
+    return detail::count_each(*this, keys);
   }
 
   /// Back to one empty layer.

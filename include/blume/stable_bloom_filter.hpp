@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 
+#include "blume/detail/bulk.hpp"
 #include "blume/detail/geometry.hpp"
 #include "blume/detail/packed_cells.hpp"
 #include "blume/detail/probe_ops.hpp"
@@ -94,20 +95,11 @@ class stable_bloom_filter {
   template <std::ranges::input_range R, class Out>
     requires std::output_iterator<Out, bool>
   std::size_t contains_many(const R& keys, Out out) const {
-    std::size_t hits = 0;
-    for (auto&& k : keys) {
-      const bool hit = contains(k);
-      hits += hit;
-      *out = hit;
-      ++out;
-    }
-    return hits;
+    return detail::contains_each(*this, keys, out);
   }
   template <std::ranges::input_range R>
   std::size_t count_contained(const R& keys) const noexcept {
-    std::size_t hits = 0;
-    for (auto&& k : keys) hits += contains(k);
-    return hits;
+    return detail::count_each(*this, keys);
   }
 
   void clear() noexcept {
