@@ -360,7 +360,15 @@ TEST(Planner, PlanForBitsGivesLowerRatesForLargerBudgets) {
   for (filter_kind kind : blume::all_kinds) {
     double previous = 1.0;
     for (std::uint64_t bits = 4'000'000; bits <= 20'000'000; bits += 2'000'000) {
-      const double rate = plan_for_bits(1'000'000, bits, kind).predicted_fpr;
+      double rate = 1.0;
+      try {
+        rate = plan_for_bits(1'000'000, bits, kind).predicted_fpr;
+      } catch (const blume::invalid_argument&) {
+        // A cuckoo filter needs at least 8 bits per slot at 95% load, 8.4M bits for 10^6 keys: a kind may
+        // refuse budgets below its smallest workable one, but never a budget above one it took.
+        EXPECT_EQ(previous, 1.0) << blume::kind_name(kind) << " refused " << bits << " after a smaller budget";
+        continue;
+      }
       EXPECT_LT(rate, previous) << blume::kind_name(kind) << " " << bits;
       previous = rate;
     }
@@ -370,7 +378,7 @@ TEST(Planner, PlanForBitsGivesLowerRatesForLargerBudgets) {
 TEST(Planner, KindNamesRoundTrip) {
   for (filter_kind kind : blume::all_kinds) EXPECT_EQ(blume::parse_kind(blume::kind_name(kind)), kind);
   EXPECT_EQ(blume::kind_name(filter_kind::split_block), "split-block");
-  EXPECT_FALSE(blume::parse_kind("cuckoo").has_value());
+  EXPECT_FALSE(blume::parse_kind("no-such-kind").has_value());
 }
 
 // ---- bad input -----------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 #include "blume/blocked_bloom_filter.hpp"
 #include "blume/bloom_filter.hpp"
 #include "blume/counting_bloom_filter.hpp"
+#include "blume/cuckoo_filter.hpp"
 #include "blume/error.hpp"
 #include "blume/format.hpp"
 #include "blume/hash.hpp"

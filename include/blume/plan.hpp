@@ -30,6 +30,10 @@ inline constexpr std::uint32_t split_block_hashes = 8;
 inline constexpr std::uint32_t default_counter_bits = 4;
 /// Blocked kinds are planned to this fraction of the requested rate (see detail::plan_blocked).
 inline constexpr double blocked_plan_margin = 0.99;
+/// Slots per bucket that plans of the cuckoo kind assume, and the load they plan for: with b = 4 and 500
+/// relocations, inserts start failing at about 95% load (Fan, Andersen, Kaminsky & Mitzenmacher 2014, §5).
+inline constexpr std::uint32_t cuckoo_default_bucket_size = 4;
+inline constexpr double cuckoo_design_load = 0.95;
 
 /// The geometry chosen for a filter and what it is predicted to deliver.
 struct filter_plan {
@@ -182,7 +186,20 @@ inline double stable_decrements_for(double m, double k, double max_value, double
   return 1.0 / ((1.0 / k - 1.0 / m) * (std::pow(z, -1.0 / max_value) - 1.0));
 }
 
+/// Cuckoo filter (Fan et al. 2014, §5.1): a lookup compares the key's f-bit fingerprint with the slots of
+/// its two buckets of b; at load α they hold 2b·α fingerprints on average, each equal to it with
+/// probability 1/(2^f − 1) (fingerprints are uniform over the non-zero values; 0 marks an empty slot), so
+///   ε = 1 − (1 − 1/(2^f − 1))^{2b·α} ≈ 2b·α/2^f.
+/// Fan et al. write 2^−f; the exact non-zero range is used here, a 0.4% difference at f = 8.
+inline double cuckoo_fpr(double load, double bucket_size, double fingerprint_bits) noexcept {
+  if (load <= 0) return 0.0;
+  const double per_slot = 1.0 / (std::exp2(fingerprint_bits) - 1.0);
+  return -std::expm1(2.0 * bucket_size * load * std::log1p(-per_slot));
+}
+
 /// The false-positive rate of a kind with m bits and k probes holding n items.
+/// For cuckoo, m is the table's bits (buckets·b·f) and k the fingerprint bits f, with b =
+/// cuckoo_default_bucket_size; the load is then n·f/m.
 inline double kind_fpr(filter_kind kind, double n, double m, double k) noexcept {
   switch (kind) {
     case filter_kind::bloom:
@@ -190,7 +207,7 @@ inline double kind_fpr(filter_kind kind, double n, double m, double k) noexcept 
     case filter_kind::partitioned: return partitioned_fpr(n, m, k);
     case filter_kind::blocked: return blocked_fpr(n, m, k, blocked_block_bits);
     case filter_kind::split_block: return split_block_fpr(n, m);
-    case filter_kind::cuckoo:
+    case filter_kind::cuckoo: return cuckoo_fpr(n * k / m, cuckoo_default_bucket_size, k);
     case filter_kind::quotient: break;
   }
   return 1.0;
@@ -216,7 +233,7 @@ inline double estimate_items(filter_kind kind, double set_bits, double m, double
       return blocks * (-log_empty) / per_key;
     }
     case filter_kind::split_block: return (m / split_block_bits) * 32.0 * (-log_empty);
-    case filter_kind::cuckoo:
+    case filter_kind::cuckoo: return set_bits;  // X = occupied slots: each holds exactly one fingerprint
     case filter_kind::quotient: break;
   }
   return 0.0;
@@ -264,7 +281,8 @@ inline std::uint64_t storage_bytes(filter_kind kind, std::uint64_t bits) noexcep
     case filter_kind::blocked:
     case filter_kind::split_block: return bits / 8;
     case filter_kind::counting: return (bits * default_counter_bits + 63) / 64 * 8;
-    case filter_kind::cuckoo:
+    // The packed slots plus at least 8 bytes of slack, in whole cache lines (cuckoo_geometry::table_bytes).
+    case filter_kind::cuckoo: return (bits + 64 + 511) / 512 * 64;
     case filter_kind::quotient: break;
   }
   return 0;
@@ -310,6 +328,50 @@ inline filter_plan plan_blocked(filter_kind kind, std::uint64_t items, double fp
   return best;
 }
 
+/// Whether `buckets` buckets of the planning size hold `items` keys at or below the design load.
+inline bool cuckoo_holds(std::uint64_t items, std::uint64_t buckets) noexcept {
+  return static_cast<double>(items) <=
+         static_cast<double>(buckets) * cuckoo_default_bucket_size * cuckoo_design_load;
+}
+
+/// Cuckoo plans: b = cuckoo_default_bucket_size, ⌈n/(b·α)⌉ buckets at the design load α, and the smallest
+/// fingerprint f ∈ {8, 12, 16} whose rate at n items (math::cuckoo_fpr, about 2b·α/2^f: 2.97%, 0.186%,
+/// 0.0116%) meets the target. bits = buckets·b·f; hashes carries f.
+inline filter_plan plan_cuckoo(std::uint64_t items, double fpr) {
+  const double n = static_cast<double>(items);
+  auto buckets = static_cast<std::uint64_t>(std::ceil(n / (cuckoo_default_bucket_size * cuckoo_design_load)));
+  while (!cuckoo_holds(items, buckets)) ++buckets;  // guard the rounding of the division
+  filter_plan best;
+  for (const std::uint32_t f : {8u, 12u, 16u}) {
+    check_bits(static_cast<double>(buckets) * cuckoo_default_bucket_size * f, items, fpr);
+    best = make_plan(filter_kind::cuckoo, items, buckets * cuckoo_default_bucket_size * f, f);
+    if (best.predicted_fpr <= fpr) return best;
+  }
+  throw invalid_argument("a cuckoo filter cannot reach false-positive rate " + format_number(fpr) +
+                         ": 16-bit fingerprints give " + format_number(best.predicted_fpr) + " at " +
+                         format_number(cuckoo_design_load * 100) + "% load");
+}
+
+/// The cuckoo plan with the lowest rate in `bits` bits: for each f, as many whole buckets as fit, if they
+/// hold `items` at the design load. Larger fingerprints win whenever they fit (16× lower rate per 4 bits).
+inline filter_plan plan_cuckoo_for_bits(std::uint64_t items, std::uint64_t bits) {
+  filter_plan best;
+  for (const std::uint32_t f : {8u, 12u, 16u}) {
+    const std::uint64_t buckets = bits / (std::uint64_t{cuckoo_default_bucket_size} * f);
+    if (buckets == 0 || !cuckoo_holds(items, buckets)) continue;
+    const filter_plan p = make_plan(filter_kind::cuckoo, items, buckets * cuckoo_default_bucket_size * f, f);
+    if (best.bits == 0 || p.predicted_fpr < best.predicted_fpr) best = p;
+  }
+  if (best.bits == 0) {
+    const double needed = std::ceil(static_cast<double>(items) / (cuckoo_default_bucket_size * cuckoo_design_load)) *
+                          cuckoo_default_bucket_size * 8;
+    throw invalid_argument("bit budget " + std::to_string(bits) + " cannot hold " + std::to_string(items) +
+                           " items in a cuckoo filter: 8-bit fingerprints at " +
+                           format_number(cuckoo_design_load * 100) + "% load need " + format_number(needed) + " bits");
+  }
+  return best;
+}
+
 }  // namespace detail
 
 /// The geometry for `items` keys at false-positive rate `fpr`.
@@ -318,6 +380,8 @@ inline filter_plan plan_blocked(filter_kind kind, std::uint64_t items, double fp
 ///    rounded).
 ///  * partitioned: for k around the optimum, the smallest slice size s with (1 − (1 − 1/s)^n)^k ≤ ε.
 ///  * blocked, split-block: the fewest blocks whose exact rate (keys per block are Poisson) is ≤ 0.99·ε.
+///  * cuckoo: buckets of 4 slots at 95% load and the smallest fingerprint (8, 12 or 16 bits) that meets ε
+///    (detail::plan_cuckoo); bits is the table, buckets·4·f, and hashes is f.
 /// Throws invalid_argument for items == 0, fpr outside (0, 1) or NaN, or a size beyond max_filter_bits.
 inline filter_plan plan_for(std::uint64_t items, double fpr, filter_kind kind = filter_kind::bloom) {
   detail::check_plan_inputs(items, fpr);
@@ -345,7 +409,7 @@ inline filter_plan plan_for(std::uint64_t items, double fpr, filter_kind kind = 
     }
     case filter_kind::blocked: return detail::plan_blocked(kind, items, fpr, blocked_block_bits);
     case filter_kind::split_block: return detail::plan_blocked(kind, items, fpr, split_block_bits);
-    case filter_kind::cuckoo:
+    case filter_kind::cuckoo: return detail::plan_cuckoo(items, fpr);
     case filter_kind::quotient: break;
   }
   throw invalid_argument("plan_for does not support the '" + std::string(kind_name(kind)) + "' kind");
@@ -383,7 +447,7 @@ inline filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits, filter
       }
       return best;
     }
-    case filter_kind::cuckoo:
+    case filter_kind::cuckoo: return detail::plan_cuckoo_for_bits(items, bits);
     case filter_kind::quotient: break;
   }
   throw invalid_argument("plan_for_bits does not support the '" + std::string(kind_name(kind)) + "' kind");

@@ -1,0 +1,705 @@
+// The cuckoo filter (Fan, Andersen, Kaminsky & Mitzenmacher, "Cuckoo Filter: Practically Better Than
+// Bloom", CoNEXT 2014): a table of buckets of b slots, each slot holding an f-bit fingerprint of a key or
+// 0 for "empty". A key may live in two buckets; inserting into two full buckets evicts a resident
+// fingerprint to *its* other bucket, and so on (partial-key cuckoo hashing). Unlike a Bloom filter it can
+// erase keys and count copies, and at low rates it needs fewer bits per key (f/α versus 1.44·log2(1/ε)).
+//
+// Derivation from the key's one digest d (see hash.hpp):
+//   fingerprint  fp = reduce(d.high, 2^f − 1) + 1            uniform in [1, 2^f − 1]; 0 marks an empty slot
+//   primary      i1 = reduce(d.low, n)                        n = buckets of the sub-filter looked at
+//   alternate    i2 = (H(fp) − i1) mod n,  H(fp) = reduce(mix(fp·φ), n)
+// Fan et al. use i2 = i1 ⊕ hash(fp), which is an involution only when n is a power of two, so their
+// tables are rounded up to one (up to 2× the memory). (H − i) mod n is an involution for every n:
+// H − (H − i) = i. The other bucket of a fingerprint is therefore found from either of its buckets and
+// the fingerprint alone, which is all relocation needs, and the table can have exactly as many buckets as
+// the plan asks for. H depends on fp only, as partial-key cuckoo hashing requires; the mixing spreads the
+// 2^f − 1 possible offsets over the whole table (unmixed, small fingerprints would keep i2 near −i1).
+//
+// Fingerprints are packed tightly: slot s of a table occupies bits [s·f, s·f + f) of the table read as a
+// little-endian bit string, so 12-bit fingerprints take 12 bits. A slot is read with one unaligned 64-bit
+// load at byte ⌊s·f/8⌋; every table ends with at least 8 zero bytes of slack for that load.
+//
+// Growth (optional): with expansion e > 0, when an insert fails a new sub-filter of n·e^j buckets
+// is chained (up to max_filters of them). Lookups, erase and count scan every sub-filter; inserts first
+// take an empty slot in any sub-filter's two buckets, newest first (so room freed by erase is reused, and
+// RedisBloom's CF.ADD order can be expressed), then relocate in the newest sub-filter only.
+//
+// Chained sub-filters need one more property, or erase could create false negatives: if keys a and b
+// share a fingerprint and a bucket pair in sub-filter j while a's copy sits in an older sub-filter k,
+// erasing a (newest first) removes b's copy from j, and b must then still see a's copy in k. So bucket
+// pairs nest: a bucket of sub-filter j (n·e^j buckets) is read as mixed-radix digits (q; r_1 … r_j) with
+// q < n and r < e; the primary is reduce(d.low, n·e^j), whose leading digits are the primary of every
+// smaller sub-filter (⌊⌊x·n·e/2^64⌋/e⌋ = ⌊x·n/2^64⌋), and the alternate maps q ↦ (H(fp) − q) mod n and each
+// r ↦ (G(fp) − r) mod e, still an involution. Equal pairs in sub-filter j then mean equal pairs in every
+// older (smaller) one, and the erased key's own copy stands in for the one removed. With e = 1 all
+// sub-filters have the same buckets and pairs; a single table needs none of this (two keys with one
+// fingerprint sharing one bucket share both, since i2 = H(fp) − i1).
+//
+// Thread safety: not a concurrent structure. Writers (insert, insert_many, erase, clear, assignment) need
+// exclusive access; const calls (contains, contains_many, count, count_contained, estimated_count,
+// predicted_fpr, copying, saving) may run concurrently with each other.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <ranges>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "blume/detail/bits.hpp"
+#include "blume/error.hpp"
+#include "blume/hash.hpp"
+#include "blume/kind.hpp"
+#include "blume/parameters.hpp"
+#include "blume/plan.hpp"
+#include "blume/storage.hpp"
+
+namespace blume {
+
+/// Bounds of the cuckoo geometry. The kick and expansion limits are RedisBloom's (CF.RESERVE accepts
+/// MAXITERATIONS 1..65535 and EXPANSION 0..32768), so every RedisBloom geometry can be expressed.
+inline constexpr std::uint32_t cuckoo_max_bucket_size = 255;
+inline constexpr std::uint32_t cuckoo_max_kicks = 65535;
+inline constexpr std::uint32_t cuckoo_max_expansion = 32768;
+inline constexpr std::uint32_t cuckoo_max_filters = 64;
+
+/// The shape of a cuckoo filter. Defaults: b = 4 (95% load reachable, Fan et al. §5), 500 relocations
+/// (the reference implementation's kMaxCuckooCount), no growth.
+struct cuckoo_geometry {
+  std::uint64_t buckets = 1;                             // of the first sub-filter; any count ≥ 1
+  std::uint32_t bucket_size = cuckoo_default_bucket_size;  // slots per bucket, 1..255
+  std::uint32_t fingerprint_bits = 12;                   // 8, 12 or 16
+  std::uint32_t expansion = 0;                           // 0: never grow; else sub-filter i has buckets·e^i
+  std::uint32_t max_kicks = 500;                         // relocations tried before an insert gives up
+  std::uint32_t max_filters = 32;                        // sub-filters at most (with expansion > 0)
+
+  /// The geometry of a cuckoo plan (plan_for(items, fpr, filter_kind::cuckoo)): bits = buckets·b·f and
+  /// hashes = f, with the planning bucket size b = cuckoo_default_bucket_size.
+  static cuckoo_geometry from_plan(const filter_plan& plan) {
+    if (plan.kind != filter_kind::cuckoo)
+      throw invalid_argument("a cuckoo filter needs a cuckoo plan, got a '" + std::string(kind_name(plan.kind)) +
+                             "' plan");
+    cuckoo_geometry g;
+    g.fingerprint_bits = plan.hashes;
+    g.bucket_size = cuckoo_default_bucket_size;
+    const std::uint64_t bucket_bits = std::uint64_t{g.bucket_size} * std::max<std::uint32_t>(plan.hashes, 1);
+    if (plan.bits % bucket_bits != 0)
+      throw invalid_argument("cuckoo plan: " + std::to_string(plan.bits) + " bits is not a whole number of " +
+                             std::to_string(bucket_bits) + "-bit buckets");
+    g.buckets = plan.bits / bucket_bits;
+    return g;
+  }
+
+  /// Throws invalid_argument naming the first bad value.
+  void validate() const {
+    if (fingerprint_bits != 8 && fingerprint_bits != 12 && fingerprint_bits != 16)
+      throw invalid_argument("cuckoo filter: fingerprint bits must be 8, 12 or 16, got " +
+                             std::to_string(fingerprint_bits));
+    if (bucket_size == 0 || bucket_size > cuckoo_max_bucket_size)
+      throw invalid_argument("cuckoo filter: bucket size must be in [1, 255], got " + std::to_string(bucket_size));
+    if (buckets == 0) throw invalid_argument("cuckoo filter: bucket count must be at least 1, got 0");
+    if (buckets > max_buckets())
+      throw invalid_argument("cuckoo filter: " + std::to_string(buckets) + " buckets of " +
+                             std::to_string(bucket_size) + " " + std::to_string(fingerprint_bits) +
+                             "-bit slots exceed the maximum of 2^40 bits");
+    if (max_kicks > cuckoo_max_kicks)
+      throw invalid_argument("cuckoo filter: max kicks must be in [0, 65535], got " + std::to_string(max_kicks));
+    if (expansion > cuckoo_max_expansion)
+      throw invalid_argument("cuckoo filter: expansion must be in [0, 32768], got " + std::to_string(expansion));
+    if (max_filters == 0 || max_filters > cuckoo_max_filters)
+      throw invalid_argument("cuckoo filter: max sub-filters must be in [1, 64], got " + std::to_string(max_filters));
+  }
+
+  /// Most buckets one sub-filter may have: its slots must fit in max_filter_bits.
+  std::uint64_t max_buckets() const noexcept {
+    return max_filter_bits / (std::uint64_t{bucket_size} * fingerprint_bits);
+  }
+
+  /// Bytes of the table of a sub-filter with `n` buckets: the packed slots, at least 8 bytes of slack for
+  /// the unaligned slot loads, rounded up to 64 bytes so every sub-filter starts on a cache line.
+  std::uint64_t table_bytes(std::uint64_t n) const noexcept {
+    const std::uint64_t slot_bits = n * bucket_size * fingerprint_bits;
+    return (slot_bits + 64 + 511) / 512 * 64;
+  }
+
+  /// Buckets of sub-filter i (buckets·expansion^i), or 0 if that exceeds max_buckets().
+  std::uint64_t buckets_of(std::uint32_t i) const noexcept {
+    std::uint64_t n = buckets;
+    for (std::uint32_t j = 0; j < i; ++j) {
+      if (expansion == 0 || n > max_buckets() / expansion) return 0;
+      n *= expansion;
+    }
+    return n;
+  }
+
+  friend constexpr bool operator==(const cuckoo_geometry&, const cuckoo_geometry&) = default;
+};
+
+template <hasher Hasher = xxh3_hasher>
+class cuckoo_filter {
+ public:
+  using hasher_type = Hasher;
+  static constexpr filter_kind kind = filter_kind::cuckoo;
+  /// Keys hashed and prefetched per step of the bulk calls (as in basic_bloom_filter).
+  static constexpr std::size_t batch_size = 32;
+
+  /// A filter for `capacity` items at false-positive rate `fpr` (at the design load), sized by
+  /// plan_for(capacity, fpr, filter_kind::cuckoo). It does not grow: see cuckoo_geometry::expansion.
+  cuckoo_filter(std::uint64_t capacity, double fpr, std::uint64_t seed = Hasher::default_seed)
+      : cuckoo_filter(plan_for(capacity, fpr, kind), seed) {}
+
+  explicit cuckoo_filter(const filter_plan& plan, std::uint64_t seed = Hasher::default_seed)
+      : cuckoo_filter(cuckoo_geometry::from_plan(plan), seed) {}
+
+  explicit cuckoo_filter(const cuckoo_geometry& geometry, std::uint64_t seed = Hasher::default_seed)
+      : geometry_(checked(geometry)), hasher_(seed) {
+    add_table(geometry_.buckets);
+  }
+
+  // ---- serialization hooks (used by format.hpp) ------------------------------------------------------
+  // Header: bits = buckets of the first sub-filter, hashes = f, layout = b,
+  // extra = {expansion, max kicks, sub-filters present, max sub-filters, 0, 0}.
+  // Payload: the sub-filters' tables in order, each geometry().table_bytes(buckets_of(i)) bytes.
+
+  filter_parameters parameters() const noexcept {
+    filter_parameters p;
+    p.bits = geometry_.buckets;
+    p.hashes = geometry_.fingerprint_bits;
+    p.layout = geometry_.bucket_size;
+    p.extra = {geometry_.expansion, geometry_.max_kicks, tables_.size(), geometry_.max_filters, 0, 0};
+    return p;
+  }
+  template <class Fn>
+  void for_each_payload_segment(Fn&& fn) const {
+    for (const table& t : tables_) fn(std::span<const std::byte>(data(t), t.bytes));
+  }
+  static std::uint64_t payload_size(const filter_parameters& p) {
+    const auto [g, count] = geometry_of(p);
+    std::uint64_t total = 0;
+    for (std::uint32_t i = 0; i < count; ++i) total += g.table_bytes(g.buckets_of(i));
+    return total;
+  }
+  /// Adopts `payload` (zero-copy when it is a file mapping) after checking it: every padding bit past the
+  /// last slot of each table is zero, and the non-empty slots number exactly `inserted` (the header's
+  /// count of stored fingerprints). Any f-bit value in a slot is a possible fingerprint, so beyond that a
+  /// damaged table is indistinguishable from a valid one; the payload checksum guards against that.
+  static cuckoo_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
+                                    byte_storage payload) {
+    std::uint64_t expected = 0;
+    cuckoo_geometry g;
+    std::uint32_t count = 0;
+    try {
+      std::tie(g, count) = geometry_of(p);
+      expected = payload_size(p);
+    } catch (const invalid_argument& e) {
+      throw format_error(std::string("invalid parameters: ") + e.what());
+    }
+    if (payload.size() != expected)
+      throw format_error("payload holds " + std::to_string(payload.size()) + " bytes but the parameters need " +
+                         std::to_string(expected));
+    cuckoo_filter f(g, Hasher(seed), std::move(payload), count);
+    std::uint64_t stored = 0;
+    for (std::size_t i = 0; i < f.tables_.size(); ++i) {
+      table& t = f.tables_[i];
+      const std::byte* bytes = f.data(t);
+      const std::uint64_t used_bits = t.buckets * g.bucket_size * g.fingerprint_bits;
+      for (std::uint64_t byte = used_bits / 8; byte < t.bytes; ++byte) {
+        const unsigned allowed = byte == used_bits / 8 ? (1u << (used_bits % 8)) - 1 : 0u;
+        if ((static_cast<unsigned>(bytes[byte]) & ~allowed) != 0)
+          throw format_error("cuckoo sub-filter " + std::to_string(i) + ": padding bits past slot " +
+                             std::to_string(t.buckets * g.bucket_size) + " are set");
+      }
+      t.stored = f.count_nonempty(t);
+      stored += t.stored;
+    }
+    if (stored != inserted)
+      throw format_error("the header counts " + std::to_string(inserted) + " stored fingerprints but the tables hold " +
+                         std::to_string(stored));
+    f.stored_ = stored;
+    return f;
+  }
+
+  // ---- single keys -----------------------------------------------------------------------------------
+
+  /// The digest everything about `k` derives from.
+  template <key K>
+  digest hash(const K& k) const noexcept {
+    return hash_key(hasher_, k);
+  }
+
+  /// Stores one copy of the key's fingerprint. Returns false when the filter is full: no empty slot was
+  /// found within max_kicks relocations and the filter may not grow (expansion 0, max_filters reached,
+  /// or the next sub-filter would exceed 2^40 bits). A failed insert leaves the filter exactly as it was.
+  /// Inserting a key again stores another copy (count() tells how many); one bucket pair holds at most
+  /// 2b copies of a fingerprint in each sub-filter.
+  template <key K>
+  bool insert(const K& k) {
+    return insert(hash(k));
+  }
+  bool insert(const digest& d) {
+    const std::uint32_t fp = fingerprint(d);
+    for (std::size_t i = tables_.size(); i-- > 0;) {
+      table& t = tables_[i];
+      const std::uint64_t i1 = primary(d, t.buckets);
+      if (place(t, i1, fp) || place(t, alternate(i1, fp, t), fp)) return stored_one(t);
+    }
+    if (relocate(tables_.back(), d, fp)) return stored_one(tables_.back());
+    if (!grow()) return false;
+    table& fresh = tables_.back();
+    place(fresh, primary(d, fresh.buckets), fp);  // an empty table has room in any bucket (b ≥ 1)
+    return stored_one(fresh);
+  }
+
+  /// False means certainly absent; true means present or a false positive (rate: predicted_fpr()).
+  template <key K>
+  bool contains(const K& k) const noexcept {
+    return contains(hash(k));
+  }
+  bool contains(const digest& d) const noexcept {
+    const std::uint32_t fp = fingerprint(d);
+    for (const table& t : tables_) {
+      const std::uint64_t i1 = primary(d, t.buckets);
+      if (find(t, i1, fp) != npos || find(t, alternate(i1, fp, t), fp) != npos) return true;
+    }
+    return false;
+  }
+
+  /// Removes one copy of the key's fingerprint (from the newest sub-filter holding one). Returns false,
+  /// changing nothing, when no copy is stored. Erase only keys you inserted: erasing a false positive
+  /// removes another key's fingerprint, and that key becomes a false negative.
+  template <key K>
+  bool erase(const K& k) noexcept {
+    return erase(hash(k));
+  }
+  bool erase(const digest& d) noexcept {
+    const std::uint32_t fp = fingerprint(d);
+    for (std::size_t i = tables_.size(); i-- > 0;) {
+      table& t = tables_[i];
+      const std::uint64_t i1 = primary(d, t.buckets);
+      for (const std::uint64_t bucket : {i1, alternate(i1, fp, t)}) {
+        if (const std::uint32_t slot = find(t, bucket, fp); slot != npos) {
+          put(data(t), bucket * b() + slot, 0);
+          --t.stored;
+          --stored_;
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /// Copies of the key's fingerprint in its two buckets of every sub-filter: at least the number of
+  /// times the key was inserted and not erased; more when other keys share fingerprint and buckets.
+  template <key K>
+  std::uint64_t count(const K& k) const noexcept {
+    return count(hash(k));
+  }
+  std::uint64_t count(const digest& d) const noexcept {
+    const std::uint32_t fp = fingerprint(d);
+    std::uint64_t copies = 0;
+    for (const table& t : tables_) {
+      const std::uint64_t i1 = primary(d, t.buckets);
+      const std::uint64_t i2 = alternate(i1, fp, t);
+      copies += count_in(t, i1, fp);
+      if (i2 != i1) copies += count_in(t, i2, fp);
+    }
+    return copies;
+  }
+
+  // ---- bulk calls: ranges of keys or of digests ------------------------------------------------------
+  // Keys are hashed batch_size at a time and both buckets of each (in every sub-filter) are prefetched
+  // before they are touched, so a batch keeps many cache misses in flight.
+
+  /// Inserts every key; returns how many were stored (the others found the filter full).
+  template <std::ranges::input_range R>
+  std::size_t insert_many(const R& keys) {
+    std::size_t stored = 0;
+    pipelined(keys, [&](const digest& d) { prefetch(d, true); }, [&](std::span<const digest> batch) {
+      for (const digest& d : batch) stored += insert(d);
+    });
+    return stored;
+  }
+
+  /// Writes one bool per key to `out`; returns how many answered true.
+  template <std::ranges::input_range R, class Out>
+    requires std::output_iterator<Out, bool>
+  std::size_t contains_many(const R& keys, Out out) const {
+    std::size_t hits = 0;
+    pipelined(keys, [&](const digest& d) { prefetch(d, false); }, [&](std::span<const digest> batch) {
+      for (const digest& d : batch) {
+        const bool hit = contains(d);
+        hits += hit;
+        *out = hit;
+        ++out;
+      }
+    });
+    return hits;
+  }
+
+  /// How many of `keys` the filter answers true for.
+  template <std::ranges::input_range R>
+  std::size_t count_contained(const R& keys) const noexcept {
+    std::size_t hits = 0;
+    pipelined(keys, [&](const digest& d) { prefetch(d, false); }, [&](std::span<const digest> batch) {
+      for (const digest& d : batch) hits += contains(d);
+    });
+    return hits;
+  }
+
+  // ---- whole-filter operations -----------------------------------------------------------------------
+
+  /// Empties the filter and drops the sub-filters it grew, back to its constructed geometry.
+  void clear() noexcept {
+    tables_.resize(1);
+    storages_.resize(1);  // table 0 always lives in storage 0
+    std::memset(data(tables_[0]), 0, tables_[0].bytes);
+    tables_[0].stored = 0;
+    stored_ = 0;
+  }
+
+  /// Always throws incompatible_filters. Two cuckoo filters cannot be merged soundly in general: the
+  /// union of two buckets may hold more than b fingerprints, and relocating the overflow needs the
+  /// buckets of keys that are no longer known, only their fingerprints and current positions; any
+  /// fingerprint that does not fit would become a false negative.
+  [[noreturn]] void merge(const cuckoo_filter& /*other*/) {
+    throw incompatible_filters(
+        "merging cuckoo filters is not supported: the union of two buckets can exceed their capacity, and "
+        "fingerprints that cannot be relocated would be lost (not sound in general)");
+  }
+
+  /// Throws incompatible_filters naming the first parameter that differs (geometry or seed), so two
+  /// filters can be compared slot for slot.
+  void check_compatible(const cuckoo_filter& other, std::string_view operation = "combine") const {
+    auto fail = [&](std::string_view what, std::uint64_t a, std::uint64_t c) {
+      throw incompatible_filters("cannot " + std::string(operation) + " cuckoo filters: " + std::string(what) +
+                                 " differ (" + std::to_string(a) + " vs " + std::to_string(c) + ")");
+    };
+    const cuckoo_geometry& a = geometry_;
+    const cuckoo_geometry& c = other.geometry_;
+    if (a.buckets != c.buckets) fail("bucket counts", a.buckets, c.buckets);
+    if (a.bucket_size != c.bucket_size) fail("bucket sizes", a.bucket_size, c.bucket_size);
+    if (a.fingerprint_bits != c.fingerprint_bits) fail("fingerprint bits", a.fingerprint_bits, c.fingerprint_bits);
+    if (a.expansion != c.expansion) fail("expansions", a.expansion, c.expansion);
+    if (seed() != other.seed()) fail("seeds", seed(), other.seed());
+  }
+
+  // ---- estimates -------------------------------------------------------------------------------------
+
+  /// The number of fingerprints stored: exact, not an estimate (copies of a key count once each).
+  double estimated_count() const noexcept { return static_cast<double>(stored_); }
+
+  /// The false-positive rate now: sub-filter i at load α_i has ε_i = 1 − (1 − 1/(2^f − 1))^{2b·α_i}
+  /// (math::cuckoo_fpr), and a lookup probes all of them: ε = 1 − Π(1 − ε_i) ≈ Σ ε_i.
+  double predicted_fpr() const noexcept {
+    double miss = 1.0;
+    for (const table& t : tables_)
+      miss *= 1.0 - math::cuckoo_fpr(load_of(t), b(), geometry_.fingerprint_bits);
+    return 1.0 - miss;
+  }
+
+  /// Stored fingerprints over slots, across all sub-filters.
+  double load_factor() const noexcept { return static_cast<double>(stored_) / static_cast<double>(capacity()); }
+  /// Slots in all sub-filters present: the most fingerprints the filter holds without growing (in
+  /// practice inserts start failing near 95% of it with b = 4, 84% with b = 2: Fan et al. §5).
+  std::uint64_t capacity() const noexcept {
+    std::uint64_t slots = 0;
+    for (const table& t : tables_) slots += t.buckets * b();
+    return slots;
+  }
+
+  // ---- geometry and raw access -----------------------------------------------------------------------
+
+  const cuckoo_geometry& geometry() const noexcept { return geometry_; }
+  std::uint32_t fingerprint_bits() const noexcept { return geometry_.fingerprint_bits; }
+  std::uint32_t bucket_size() const noexcept { return geometry_.bucket_size; }
+  /// Buckets of the first sub-filter.
+  std::uint64_t buckets() const noexcept { return geometry_.buckets; }
+  std::size_t sub_filters() const noexcept { return tables_.size(); }
+  std::uint64_t seed() const noexcept { return hasher_.seed(); }
+  /// Stored fingerprints (successful inserts minus successful erases); what the file header records.
+  std::uint64_t inserted() const noexcept { return stored_; }
+  /// Memory held: the tables plus this object.
+  std::size_t size_in_bytes() const noexcept {
+    std::size_t bytes = sizeof(*this) + tables_.capacity() * sizeof(table) + storages_.capacity() * sizeof(byte_storage);
+    for (const byte_storage& s : storages_) bytes += s.size();
+    return bytes;
+  }
+  /// The fingerprint stored in slot `slot` of bucket `bucket` of sub-filter `sub_filter` (0 = empty).
+  std::uint32_t slot_value(std::size_t sub_filter, std::uint64_t bucket, std::uint32_t slot) const noexcept {
+    return get(data(tables_[sub_filter]), bucket * b() + slot);
+  }
+
+  friend bool operator==(const cuckoo_filter& a, const cuckoo_filter& c) noexcept {
+    if (a.geometry_ != c.geometry_ || a.seed() != c.seed() || a.tables_.size() != c.tables_.size()) return false;
+    for (std::size_t i = 0; i < a.tables_.size(); ++i)
+      if (std::memcmp(a.data(a.tables_[i]), c.data(c.tables_[i]), a.tables_[i].bytes) != 0) return false;
+    return true;
+  }
+
+ private:
+  static constexpr std::uint32_t npos = std::numeric_limits<std::uint32_t>::max();
+
+  /// One sub-filter: `bytes` bytes at `offset` in storages_[storage].
+  struct table {
+    std::size_t storage = 0;
+    std::size_t offset = 0;
+    std::uint64_t buckets = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t stored = 0;
+    std::uint32_t level = 0;  // j: this is the j-th sub-filter, of n·e^j buckets
+  };
+
+  /// Reassembles a filter over a payload holding `count` tables back to back.
+  cuckoo_filter(const cuckoo_geometry& g, const Hasher& hasher, byte_storage payload, std::uint32_t count)
+      : geometry_(g), hasher_(hasher) {
+    storages_.push_back(std::move(payload));
+    std::size_t offset = 0;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const std::uint64_t n = g.buckets_of(i);
+      tables_.push_back(table{0, offset, n, g.table_bytes(n), 0, i});
+      offset += g.table_bytes(n);
+    }
+  }
+
+  static const cuckoo_geometry& checked(const cuckoo_geometry& g) {
+    g.validate();
+    return g;
+  }
+
+  /// The geometry and sub-filter count a header describes; invalid_argument naming what is wrong.
+  static std::pair<cuckoo_geometry, std::uint32_t> geometry_of(const filter_parameters& p) {
+    const auto limit = [](std::uint64_t value, std::uint64_t max, const char* what) {
+      if (value > max)
+        throw invalid_argument(std::string("cuckoo filter: ") + what + " " + std::to_string(value) + " exceeds " +
+                               std::to_string(max));
+      return static_cast<std::uint32_t>(value);
+    };
+    cuckoo_geometry g;
+    g.buckets = p.bits;
+    g.fingerprint_bits = p.hashes;
+    g.bucket_size = p.layout;
+    g.expansion = limit(p.extra[0], cuckoo_max_expansion, "expansion");
+    g.max_kicks = limit(p.extra[1], cuckoo_max_kicks, "max kicks");
+    const std::uint32_t count = limit(p.extra[2], cuckoo_max_filters, "sub-filter count");
+    g.max_filters = limit(p.extra[3], cuckoo_max_filters, "max sub-filters");
+    if (p.extra[4] != 0 || p.extra[5] != 0) throw invalid_argument("reserved header bytes are not zero");
+    g.validate();
+    if (count == 0 || count > g.max_filters)
+      throw invalid_argument("cuckoo filter: sub-filter count must be in [1, " + std::to_string(g.max_filters) +
+                             "], got " + std::to_string(count));
+    if (count > 1 && g.buckets_of(count - 1) == 0)
+      throw invalid_argument("cuckoo filter: " + std::to_string(count) + " sub-filters with expansion " +
+                             std::to_string(g.expansion) + " are impossible (none, or beyond 2^40 bits)");
+    return {g, count};
+  }
+
+  std::uint32_t b() const noexcept { return geometry_.bucket_size; }
+
+  std::byte* data(const table& t) noexcept { return storages_[t.storage].data() + t.offset; }
+  const std::byte* data(const table& t) const noexcept { return storages_[t.storage].data() + t.offset; }
+
+  void add_table(std::uint64_t buckets) {
+    const std::uint64_t bytes = geometry_.table_bytes(buckets);
+    storages_.push_back(byte_storage::allocate(bytes));
+    tables_.push_back(table{storages_.size() - 1, 0, buckets, bytes, 0, static_cast<std::uint32_t>(tables_.size())});
+  }
+
+  /// Chains the next sub-filter; false if growth is off, at max_filters or beyond the size limit.
+  bool grow() {
+    if (geometry_.expansion == 0 || tables_.size() >= geometry_.max_filters) return false;
+    const std::uint64_t n = geometry_.buckets_of(static_cast<std::uint32_t>(tables_.size()));
+    if (n == 0) return false;
+    storages_.reserve(storages_.size() + 1);
+    tables_.reserve(tables_.size() + 1);  // so add_table cannot fail between its two push_backs
+    add_table(n);
+    return true;
+  }
+
+  bool stored_one(table& t) noexcept {
+    ++t.stored;
+    ++stored_;
+    return true;
+  }
+
+  std::uint32_t fingerprint(const digest& d) const noexcept {
+    const std::uint64_t nonzero_values = (std::uint64_t{1} << geometry_.fingerprint_bits) - 1;
+    return static_cast<std::uint32_t>(reduce(d.high, nonzero_values) + 1);
+  }
+  static std::uint64_t primary(const digest& d, std::uint64_t n) noexcept { return reduce(d.low, n); }
+  /// The other bucket of fingerprint fp in bucket i of table t: (H(fp) − i) mod n, digit by digit in the
+  /// mixed radix of a grown sub-filter (see the top of this file). An involution in i for every n and e.
+  std::uint64_t alternate(std::uint64_t i, std::uint32_t fp, const table& t) const noexcept {
+    const std::uint64_t mixed = mix(fp * 0x9e3779b97f4a7c15ULL);
+    std::uint64_t low = 0, scale = 1;
+    const std::uint64_t e = geometry_.expansion;
+    if (t.level != 0 && e > 1) {
+      const std::uint64_t g = reduce(mix(mixed + 1), e);
+      for (std::uint32_t level = 0; level < t.level; ++level) {
+        const std::uint64_t r = i % e;
+        i /= e;
+        low += (g >= r ? g - r : g + e - r) * scale;
+        scale *= e;
+      }
+    }
+    const std::uint64_t n = geometry_.buckets;
+    const std::uint64_t h = reduce(mixed, n);
+    return (h >= i ? h - i : h + n - i) * scale + low;
+  }
+
+  // Slot s occupies bits [s·f, s·f + f): one unaligned little-endian load at byte ⌊s·f/8⌋ holds it
+  // (f ≤ 16, shift ≤ 7), and the table's slack makes that load safe for the last slot.
+  std::uint32_t get(const std::byte* base, std::uint64_t slot) const noexcept {
+    const std::uint64_t bit = slot * geometry_.fingerprint_bits;
+    std::uint64_t w;
+    std::memcpy(&w, base + bit / 8, sizeof w);
+    return static_cast<std::uint32_t>((w >> (bit % 8)) & ((std::uint64_t{1} << geometry_.fingerprint_bits) - 1));
+  }
+  void put(std::byte* base, std::uint64_t slot, std::uint32_t value) const noexcept {
+    const std::uint64_t bit = slot * geometry_.fingerprint_bits;
+    const unsigned shift = static_cast<unsigned>(bit % 8);
+    const std::uint64_t mask = ((std::uint64_t{1} << geometry_.fingerprint_bits) - 1) << shift;
+    std::uint64_t w;
+    std::memcpy(&w, base + bit / 8, sizeof w);
+    w = (w & ~mask) | (std::uint64_t{value} << shift);
+    std::memcpy(base + bit / 8, &w, sizeof w);
+  }
+
+  /// The first slot of `bucket` holding `fp` (0 finds an empty slot), or npos.
+  std::uint32_t find(const table& t, std::uint64_t bucket, std::uint32_t fp) const noexcept {
+    const std::byte* base = data(t);
+    const std::uint64_t first = bucket * b();
+    for (std::uint32_t j = 0; j < b(); ++j)
+      if (get(base, first + j) == fp) return j;
+    return npos;
+  }
+  std::uint64_t count_in(const table& t, std::uint64_t bucket, std::uint32_t fp) const noexcept {
+    const std::byte* base = data(t);
+    const std::uint64_t first = bucket * b();
+    std::uint64_t n = 0;
+    for (std::uint32_t j = 0; j < b(); ++j) n += get(base, first + j) == fp;
+    return n;
+  }
+  bool place(table& t, std::uint64_t bucket, std::uint32_t fp) noexcept {
+    const std::uint32_t slot = find(t, bucket, 0);
+    if (slot == npos) return false;
+    put(data(t), bucket * b() + slot, fp);
+    return true;
+  }
+  std::uint64_t count_nonempty(const table& t) const noexcept {
+    const std::byte* base = data(t);
+    std::uint64_t n = 0;
+    const std::uint64_t slots = t.buckets * b();
+    for (std::uint64_t s = 0; s < slots; ++s) n += get(base, s) != 0;
+    return n;
+  }
+  double load_of(const table& t) const noexcept {
+    return static_cast<double>(t.stored) / static_cast<double>(t.buckets * b());
+  }
+
+  /// Victim slot of relocation step k: pseudo-random (a fixed victim can cycle between two buckets;
+  /// Fan et al. pick at random) yet recomputable from the key's digest and k, so a failed walk can be
+  /// undone without recording it.
+  std::uint32_t victim(std::uint64_t walk, std::uint32_t k) const noexcept {
+    return static_cast<std::uint32_t>(reduce(mix(walk + k * 0x9e3779b97f4a7c15ULL), b()));
+  }
+
+  /// Partial-key cuckoo relocation in table t, starting from one of the key's two full buckets: evict a
+  /// victim, move it to its other bucket, repeat up to max_kicks times. On failure the walk is undone in
+  /// reverse: step k put fingerprint c_k into slot (i_k, j_k) and carried the evicted c_{k+1} to bucket
+  /// i_{k+1} = alt(i_k, c_{k+1}); since alt is an involution, i_k = alt(i_{k+1}, c_{k+1}), and j_k is
+  /// recomputed, so writing c_{k+1} back and picking c_k up again restores every slot, last step first.
+  /// The table is then bit for bit what it was, and no fingerprint is lost.
+  bool relocate(table& t, const digest& d, std::uint32_t fp) noexcept {
+    const std::uint32_t kicks = geometry_.max_kicks;
+    if (kicks == 0) return false;
+    std::byte* base = data(t);
+    const std::uint64_t n = t.buckets;
+    const std::uint64_t walk = d.low ^ mix(d.high);
+    std::uint64_t bucket = primary(d, n);
+    if (walk & 1) bucket = alternate(bucket, fp, t);
+    std::uint32_t carried = fp;
+    for (std::uint32_t k = 0; k < kicks; ++k) {
+      const std::uint64_t slot = bucket * b() + victim(walk, k);
+      const std::uint32_t evicted = get(base, slot);
+      put(base, slot, carried);
+      carried = evicted;
+      bucket = alternate(bucket, carried, t);
+      if (place(t, bucket, carried)) return true;
+    }
+    for (std::uint32_t k = kicks; k-- > 0;) {
+      bucket = alternate(bucket, carried, t);
+      const std::uint64_t slot = bucket * b() + victim(walk, k);
+      const std::uint32_t resident = get(base, slot);
+      put(base, slot, carried);
+      carried = resident;
+    }
+    return false;
+  }
+
+  void prefetch(const digest& d, bool for_write) const noexcept {
+    const std::uint32_t fp = fingerprint(d);
+    for (const table& t : tables_) {
+      const std::uint64_t i1 = primary(d, t.buckets);
+      for (const std::uint64_t bucket : {i1, alternate(i1, fp, t)}) {
+        const std::byte* p = data(t) + bucket * b() * geometry_.fingerprint_bits / 8;
+        if (for_write) {
+          detail::prefetch_write(p);
+        } else {
+          detail::prefetch_read(p);
+        }
+      }
+    }
+  }
+
+  template <class T>
+  digest to_digest(const T& item) const noexcept {
+    if constexpr (std::is_same_v<std::remove_cvref_t<T>, digest>) {
+      return item;
+    } else {
+      return hash(item);
+    }
+  }
+
+  /// Software pipelining over batches, as in basic_bloom_filter: batch i+1 is hashed and prefetched
+  /// before batch i is used.
+  template <class R, class Prefetch, class Use>
+  void pipelined(const R& items, Prefetch&& prefetch_one, Use&& use) const {
+    digest buffers[2][batch_size];
+    std::size_t filled[2] = {0, 0};
+    auto it = std::ranges::begin(items);
+    const auto end = std::ranges::end(items);
+    auto fill = [&](int slot) {
+      std::size_t n = 0;
+      for (; n < batch_size && it != end; ++it) {
+        const digest d = to_digest(*it);
+        prefetch_one(d);
+        buffers[slot][n++] = d;
+      }
+      filled[slot] = n;
+    };
+    int slot = 0;
+    fill(slot);
+    while (filled[slot] != 0) {
+      fill(slot ^ 1);
+      use(std::span<const digest>(buffers[slot], filled[slot]));
+      slot ^= 1;
+    }
+  }
+
+  cuckoo_geometry geometry_;
+  Hasher hasher_;
+  std::vector<byte_storage> storages_;
+  std::vector<table> tables_;
+  std::uint64_t stored_ = 0;
+};
+
+}  // namespace blume
