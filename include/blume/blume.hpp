@@ -12,6 +12,7 @@
 #include "blume/kind.hpp"
 #include "blume/partitioned_bloom_filter.hpp"
 #include "blume/plan.hpp"
+#include "blume/quotient_filter.hpp"
 #include "blume/scalable_bloom_filter.hpp"
 #include "blume/simd.hpp"
 #include "blume/stable_bloom_filter.hpp"

@@ -24,10 +24,11 @@ enum class filter_kind : std::uint16_t {
 };
 
 /// The kinds plan_for and the codec fully support (a kind joins when its filter lands).
-inline constexpr std::array<filter_kind, 6> all_kinds = {filter_kind::bloom, filter_kind::partitioned,
+inline constexpr std::array<filter_kind, 7> all_kinds = {filter_kind::bloom, filter_kind::partitioned,
                                                          filter_kind::blocked, filter_kind::split_block,
                                                          filter_kind::counting,
-                                                         filter_kind::cuckoo};
+                                                         filter_kind::cuckoo,
+                                                         filter_kind::quotient};
 
 constexpr std::string_view kind_name(filter_kind k) noexcept {
   switch (k) {

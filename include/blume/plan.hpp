@@ -34,6 +34,14 @@ inline constexpr double blocked_plan_margin = 0.99;
 /// relocations, inserts start failing at about 95% load (Fan, Andersen, Kaminsky & Mitzenmacher 2014, §5).
 inline constexpr std::uint32_t cuckoo_default_bucket_size = 4;
 inline constexpr double cuckoo_design_load = 0.95;
+/// Quotient filter (Bender et al. 2012): metadata bits per slot (is_occupied, is_continuation, is_shifted),
+/// the widest remainder, the load above which insert refuses (clusters, and with them insert and lookup
+/// cost, grow like 1/(1 − α)²), and the load plans are made for, below that so a filter at its planned
+/// capacity still accepts inserts.
+inline constexpr std::uint32_t quotient_metadata_bits = 3;
+inline constexpr std::uint32_t quotient_max_remainder_bits = 32;
+inline constexpr double quotient_max_load = 0.95;
+inline constexpr double quotient_plan_load = 0.90;
 
 /// The geometry chosen for a filter and what it is predicted to deliver.
 struct filter_plan {
@@ -186,6 +194,14 @@ inline double stable_decrements_for(double m, double k, double max_value, double
   return 1.0 / ((1.0 / k - 1.0 / m) * (std::pow(z, -1.0 / max_value) - 1.0));
 }
 
+/// Quotient filter (Bender et al. 2012, §2): n fingerprints of q + r bits in 2^q slots, load α = n/2^q. An
+/// absent key is a false positive when its fingerprint equals a stored one, each with probability
+/// 2^−(q+r): ε = 1 − (1 − 2^−(q+r))^n ≈ 1 − e^{−α/2^r} ≤ α·2^−r (the paper's bound).
+inline double quotient_fpr(double n, double slots, double remainder_bits) noexcept {
+  if (n <= 0) return 0.0;
+  return -std::expm1(-n / (slots * std::exp2(remainder_bits)));
+}
+
 /// Cuckoo filter (Fan et al. 2014, §5.1): a lookup compares the key's f-bit fingerprint with the slots of
 /// its two buckets of b; at load α they hold 2b·α fingerprints on average, each equal to it with
 /// probability 1/(2^f − 1) (fingerprints are uniform over the non-zero values; 0 marks an empty slot), so
@@ -208,7 +224,7 @@ inline double kind_fpr(filter_kind kind, double n, double m, double k) noexcept 
     case filter_kind::blocked: return blocked_fpr(n, m, k, blocked_block_bits);
     case filter_kind::split_block: return split_block_fpr(n, m);
     case filter_kind::cuckoo: return cuckoo_fpr(n * k / m, cuckoo_default_bucket_size, k);
-    case filter_kind::quotient: break;
+    case filter_kind::quotient: return quotient_fpr(n, m / (k + quotient_metadata_bits), k);  // m = 2^q·(r + 3), k = r
   }
   return 1.0;
 }
@@ -234,7 +250,7 @@ inline double estimate_items(filter_kind kind, double set_bits, double m, double
     }
     case filter_kind::split_block: return (m / split_block_bits) * 32.0 * (-log_empty);
     case filter_kind::cuckoo: return set_bits;  // X = occupied slots: each holds exactly one fingerprint
-    case filter_kind::quotient: break;
+    case filter_kind::quotient: return set_bits;  // X = occupied slots: each holds exactly one fingerprint
   }
   return 0.0;
 }
@@ -283,7 +299,7 @@ inline std::uint64_t storage_bytes(filter_kind kind, std::uint64_t bits) noexcep
     case filter_kind::counting: return (bits * default_counter_bits + 63) / 64 * 8;
     // The packed slots plus at least 8 bytes of slack, in whole cache lines (cuckoo_geometry::table_bytes).
     case filter_kind::cuckoo: return (bits + 64 + 511) / 512 * 64;
-    case filter_kind::quotient: break;
+    case filter_kind::quotient: return (bits + 63) / 64 * 8;  // slots of r + 3 bits packed in 64-bit words
   }
   return 0;
 }
@@ -325,6 +341,47 @@ inline filter_plan plan_blocked(filter_kind kind, std::uint64_t items, double fp
     if (best.bits == 0 || blocks * block_bits < best.bits) best = make_plan(kind, items, blocks * block_bits, k);
   }
   if (best.bits == 0) check_bits(static_cast<double>(max_filter_bits) * 2, items, fpr);
+  return best;
+}
+
+/// Quotient filter: the fewest slots 2^q with items ≤ quotient_plan_load·2^q, then the fewest remainder bits r
+/// whose rate at the resulting load items/2^q meets the target. The rate depends on q + r only, so when even
+/// r = 32 misses the target, the next q is tried. The plan's `bits` is the table, 2^q·(r + 3); `hashes` is r.
+inline filter_plan plan_quotient(std::uint64_t items, double fpr) {
+  const double n = static_cast<double>(items);
+  std::uint32_t q = 1;
+  while (std::ldexp(quotient_plan_load, static_cast<int>(q)) < n) ++q;
+  for (; q < 64; ++q) {
+    const double slots = std::ldexp(1.0, static_cast<int>(q));
+    for (std::uint32_t r = 1; r <= std::min(quotient_max_remainder_bits, 64 - q); ++r) {
+      if (math::quotient_fpr(n, slots, r) > fpr) continue;
+      check_bits(slots * (r + quotient_metadata_bits), items, fpr);
+      return make_plan(filter_kind::quotient, items, (std::uint64_t{1} << q) * (r + quotient_metadata_bits), r);
+    }
+    check_bits(slots * (quotient_max_remainder_bits + quotient_metadata_bits), items, fpr);
+  }
+  check_bits(static_cast<double>(max_filter_bits) * 2, items, fpr);
+  return {};
+}
+
+/// Quotient filter in a budget: for each q whose load stays within quotient_plan_load, the widest remainder
+/// that fits; the lowest rate wins (almost always the smallest q, since one more quotient bit costs 2^q slots).
+inline filter_plan plan_quotient_bits(std::uint64_t items, std::uint64_t bits) {
+  const double n = static_cast<double>(items);
+  filter_plan best;
+  for (std::uint32_t q = 1; q < 40; ++q) {
+    if (std::ldexp(quotient_plan_load, static_cast<int>(q)) < n) continue;
+    const std::uint64_t per_slot = bits >> q;
+    if (per_slot < 1 + quotient_metadata_bits) break;  // larger q leaves even fewer bits per slot
+    const auto r = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>({per_slot - quotient_metadata_bits, quotient_max_remainder_bits, 64 - q}));
+    const filter_plan p = make_plan(filter_kind::quotient, items, (std::uint64_t{1} << q) * (r + quotient_metadata_bits), r);
+    if (best.bits == 0 || p.predicted_fpr < best.predicted_fpr) best = p;
+  }
+  if (best.bits == 0)
+    throw invalid_argument("bit budget " + std::to_string(bits) + " cannot hold " + std::to_string(items) +
+                           " items in a quotient filter (2^q slots of at least 4 bits at load at most " +
+                           format_number(quotient_plan_load) + ")");
   return best;
 }
 
@@ -410,7 +467,7 @@ inline filter_plan plan_for(std::uint64_t items, double fpr, filter_kind kind = 
     case filter_kind::blocked: return detail::plan_blocked(kind, items, fpr, blocked_block_bits);
     case filter_kind::split_block: return detail::plan_blocked(kind, items, fpr, split_block_bits);
     case filter_kind::cuckoo: return detail::plan_cuckoo(items, fpr);
-    case filter_kind::quotient: break;
+    case filter_kind::quotient: return detail::plan_quotient(items, fpr);
   }
   throw invalid_argument("plan_for does not support the '" + std::string(kind_name(kind)) + "' kind");
 }
@@ -448,7 +505,7 @@ inline filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits, filter
       return best;
     }
     case filter_kind::cuckoo: return detail::plan_cuckoo_for_bits(items, bits);
-    case filter_kind::quotient: break;
+    case filter_kind::quotient: return detail::plan_quotient_bits(items, bits);
   }
   throw invalid_argument("plan_for_bits does not support the '" + std::string(kind_name(kind)) + "' kind");
 }

@@ -1,0 +1,532 @@
+// The quotient filter: membership, multiset insert and erase against a model, wrap-around and long clusters,
+// resize, merge, the false-positive rate, the full filter, planning, and the file format's checks.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace {
+
+using blume_test::absent_key;
+using blume_test::mentions;
+using blume_test::message_of;
+using blume_test::present_key;
+using quotient = blume::quotient_filter<>;
+
+std::uint64_t fingerprint_of(const quotient& f, std::uint64_t key) {
+  return f.hash(key).low >> (64 - f.quotient_bits() - f.remainder_bits());
+}
+std::uint64_t quotient_of(const quotient& f, std::uint64_t key) { return fingerprint_of(f, key) >> f.remainder_bits(); }
+
+/// Serialized bytes with the payload bit `bit` set to `value` and the payload checksum recomputed, so only
+/// the table's own validation stands between them and a filter.
+std::vector<std::byte> with_payload_bit(std::vector<std::byte> bytes, std::uint64_t bit, bool value) {
+  std::byte& b = bytes[blume::header_size + bit / 8];
+  const auto mask = static_cast<std::byte>(1u << (bit % 8));
+  b = value ? (b | mask) : (b & ~mask);
+  blume::file_header h = blume::decode_header(bytes);
+  h.payload_checksum = XXH64(bytes.data() + blume::header_size, bytes.size() - blume::header_size, 0);
+  const auto header = blume::encode_header(h);
+  std::copy(header.begin(), header.end(), bytes.begin());
+  return bytes;
+}
+
+/// A filter that passed validation must also work: lookups, inserts and erases end and keep it valid.
+void exercise(quotient f) {
+  for (std::uint64_t i = 0; i < 20; ++i) (void)f.contains(absent_key(i));
+  for (std::uint64_t i = 0; i < 5; ++i) {
+    if (!f.insert(present_key(i))) break;
+    ASSERT_TRUE(f.contains(present_key(i)));
+  }
+  for (std::uint64_t i = 0; i < 5; ++i) (void)f.erase(present_key(i));
+  (void)blume::from_bytes<quotient>(blume::to_bytes(f));
+}
+
+// ---- membership ----------------------------------------------------------------------------------------
+
+TEST(QuotientFilter, InsertedKeysAreFound) {
+  quotient f(100'000, 0.01);
+  for (std::uint64_t i = 0; i < 100'000; ++i) ASSERT_TRUE(f.insert(present_key(i)));
+  for (std::uint64_t i = 0; i < 100'000; ++i) ASSERT_TRUE(f.contains(present_key(i))) << i;
+  EXPECT_EQ(f.size(), 100'000u);
+  EXPECT_EQ(f.estimated_count(), 100'000.0);
+}
+
+TEST(QuotientFilter, AnEmptyFilterContainsNothing) {
+  const quotient f = quotient::with_geometry(10, 8);
+  for (std::uint64_t i = 0; i < 1000; ++i) ASSERT_FALSE(f.contains(present_key(i)));
+  EXPECT_EQ(f.predicted_fpr(), 0.0);
+}
+
+TEST(QuotientFilter, NoFalseNegativesWhenClustersWrapAroundTheEnd) {
+  quotient f = quotient::with_geometry(6, 10);
+  std::vector<std::uint64_t> tail;  // keys whose canonical slot is one of the last four of 64
+  for (std::uint64_t i = 0; tail.size() < 40; ++i)
+    if (quotient_of(f, present_key(i)) >= 60) tail.push_back(present_key(i));
+  for (std::uint64_t k : tail) ASSERT_TRUE(f.insert(k));
+  // 40 remainders for 4 slots: they must have wrapped into the front of the table.
+  for (std::uint64_t k : tail) ASSERT_TRUE(f.contains(k));
+  for (std::uint64_t i = 0; i < 20; ++i) ASSERT_TRUE(f.insert(present_key(1000 + i)));
+  for (std::uint64_t k : tail) ASSERT_TRUE(f.contains(k));
+  for (std::uint64_t i = 0; i < 20; ++i) ASSERT_TRUE(f.contains(present_key(1000 + i)));
+  for (std::uint64_t k : tail) ASSERT_TRUE(f.erase(k));
+  for (std::uint64_t i = 0; i < 20; ++i) ASSERT_TRUE(f.contains(present_key(1000 + i)));
+  EXPECT_EQ(f.size(), 20u);
+}
+
+TEST(QuotientFilter, NoFalseNegativesAtMaximumLoadWithLongClusters) {
+  quotient f = quotient::with_geometry(14, 7);
+  std::uint64_t stored = 0;
+  while (f.insert(present_key(stored))) ++stored;
+  EXPECT_EQ(stored, f.capacity());
+  EXPECT_NEAR(f.load_factor(), 0.95, 0.001);
+  for (std::uint64_t i = 0; i < stored; ++i) ASSERT_TRUE(f.contains(present_key(i))) << i;
+}
+
+TEST(QuotientFilter, DuplicatesAreStoredAsCopies) {
+  quotient f = quotient::with_geometry(10, 8);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(f.insert("thrice"));
+  EXPECT_EQ(f.count("thrice"), 3u);
+  EXPECT_EQ(f.size(), 3u);
+  EXPECT_TRUE(f.erase("thrice"));
+  EXPECT_EQ(f.count("thrice"), 2u);
+  EXPECT_TRUE(f.contains("thrice"));
+  EXPECT_TRUE(f.erase("thrice"));
+  EXPECT_TRUE(f.erase("thrice"));
+  EXPECT_FALSE(f.contains("thrice"));
+  EXPECT_FALSE(f.erase("thrice"));
+}
+
+TEST(QuotientFilter, EraseOfAnAbsentFingerprintIsRefusedAndChangesNothing) {
+  quotient f = quotient::with_geometry(12, 16);
+  for (std::uint64_t i = 0; i < 3000; ++i) f.insert(present_key(i));
+  const quotient before = f;
+  std::uint64_t refused = 0;
+  for (std::uint64_t i = 0; i < 3000; ++i) {
+    if (f.contains(absent_key(i))) continue;  // a false positive would be erased: skip it
+    EXPECT_FALSE(f.erase(absent_key(i)));
+    ++refused;
+  }
+  EXPECT_GT(refused, 2900u);
+  EXPECT_TRUE(f == before);
+}
+
+TEST(QuotientFilter, ErasingEverythingLeavesAnEmptyTable) {
+  quotient f = quotient::with_geometry(12, 9);
+  const quotient empty = f;
+  for (std::uint64_t i = 0; i < 3800; ++i) ASSERT_TRUE(f.insert(present_key(i)));
+  for (std::uint64_t i = 0; i < 3800; ++i) ASSERT_TRUE(f.erase(present_key(3799 - i)));
+  EXPECT_TRUE(f == empty) << "every metadata bit must be cleared again";
+}
+
+TEST(QuotientFilter, TheTableDependsOnlyOnTheStoredFingerprints) {
+  quotient forward = quotient::with_geometry(11, 8), backward = quotient::with_geometry(11, 8);
+  for (std::uint64_t i = 0; i < 1900; ++i) forward.insert(present_key(i));
+  for (std::uint64_t i = 0; i < 1900; ++i) backward.insert(present_key(1899 - i));
+  EXPECT_TRUE(forward == backward);
+}
+
+// Random inserts and erases at high load against a multiset of fingerprints: counts agree after every step,
+// and at checkpoints the stored fingerprints are exactly the model's and the table passes the file
+// format's full validation (the table invariants).
+void check_against_model(std::uint32_t q, std::uint32_t r, std::uint64_t seed, int steps) {
+  quotient f = quotient::with_geometry(q, r, seed);
+  std::unordered_multiset<std::uint64_t> model;
+  std::mt19937_64 rng(seed);
+  const std::uint64_t pool = f.slots() * 2;
+  const std::uint64_t low = f.capacity() * 8 / 10;
+  for (int step = 0; step < steps; ++step) {
+    const std::uint64_t key = present_key(rng() % pool);
+    const std::uint64_t fp = fingerprint_of(f, key);
+    const bool grow = model.size() < low || rng() % 2 == 0;
+    if (grow) {
+      const bool stored = f.insert(key);
+      ASSERT_EQ(stored, model.size() < f.capacity()) << "step " << step;
+      if (stored) model.insert(fp);
+    } else {
+      const bool present = model.count(fp) != 0;
+      ASSERT_EQ(f.erase(key), present) << "step " << step;
+      if (present) model.erase(model.find(fp));
+    }
+    ASSERT_EQ(f.count(key), model.count(fp)) << "step " << step;
+    ASSERT_EQ(f.size(), model.size());
+    if (step % 500 == 0 || step == steps - 1) {
+      std::vector<std::uint64_t> expected(model.begin(), model.end());
+      std::sort(expected.begin(), expected.end());
+      ASSERT_EQ(f.sorted_fingerprints(), expected) << "step " << step;
+      ASSERT_NO_THROW((void)blume::from_bytes<quotient>(blume::to_bytes(f))) << "step " << step;
+    }
+  }
+  for (std::uint64_t i = 0; i < pool; ++i) {
+    const std::uint64_t fp = fingerprint_of(f, present_key(i));
+    ASSERT_EQ(f.count(present_key(i)), model.count(fp));
+  }
+}
+
+TEST(QuotientFilter, RandomInsertsAndErasesMatchAMultisetModelAtHighLoad) {
+  for (std::uint64_t seed : {1u, 2u, 3u}) check_against_model(10, 6, seed, 20'000);
+}
+TEST(QuotientFilter, RandomInsertsAndErasesMatchTheModelInATinyTableThatAlwaysWraps) {
+  for (std::uint64_t seed : {4u, 5u, 6u, 7u}) check_against_model(3, 2, seed, 5'000);
+}
+TEST(QuotientFilter, RandomInsertsAndErasesMatchTheModelWithOneBitRemainders) {
+  check_against_model(8, 1, 8, 10'000);
+}
+
+// ---- the full filter -----------------------------------------------------------------------------------
+
+TEST(QuotientFilter, AFullFilterRefusesInsertsWithoutCorruptingState) {
+  quotient f = quotient::with_geometry(6, 8);
+  std::uint64_t stored = 0;
+  while (f.insert(present_key(stored))) ++stored;
+  EXPECT_EQ(stored, 60u);  // 95% of 64 slots, rounded down
+  EXPECT_EQ(f.capacity(), 60u);
+  const quotient full = f;
+  for (std::uint64_t i = 0; i < 100; ++i) EXPECT_FALSE(f.insert(absent_key(i)));
+  EXPECT_FALSE(f.insert(present_key(0)));  // a copy needs a slot too
+  EXPECT_TRUE(f == full);
+  for (std::uint64_t i = 0; i < stored; ++i) ASSERT_TRUE(f.contains(present_key(i)));
+  EXPECT_NO_THROW((void)blume::from_bytes<quotient>(blume::to_bytes(f)));
+  ASSERT_TRUE(f.erase(present_key(0)));
+  EXPECT_TRUE(f.insert(absent_key(0))) << "erasing one makes room for one";
+}
+
+TEST(QuotientFilter, InsertManyReportsHowManyFitted) {
+  quotient f = quotient::with_geometry(6, 8);
+  EXPECT_EQ(f.insert_many(blume_test::present_keys(100)), 60u);
+  EXPECT_EQ(f.size(), 60u);
+}
+
+// ---- bulk calls ----------------------------------------------------------------------------------------
+
+TEST(QuotientFilter, BulkCallsAgreeWithSingleCalls) {
+  quotient single(20'000, 0.01), bulk(20'000, 0.01);
+  const auto keys = blume_test::present_keys(20'000);
+  for (std::uint64_t k : keys) single.insert(k);
+  EXPECT_EQ(bulk.insert_many(keys), keys.size());
+  EXPECT_TRUE(single == bulk);
+  std::vector<std::uint64_t> probes = blume_test::absent_keys(20'000);
+  probes.insert(probes.end(), keys.begin(), keys.begin() + 5000);
+  std::vector<bool> answers;
+  const std::size_t hits = bulk.contains_many(probes, std::back_inserter(answers));
+  ASSERT_EQ(answers.size(), probes.size());
+  std::size_t expected_hits = 0;
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    ASSERT_EQ(answers[i], single.contains(probes[i])) << i;
+    expected_hits += answers[i];
+  }
+  EXPECT_EQ(hits, expected_hits);
+  EXPECT_EQ(bulk.count_contained(probes), expected_hits);
+  std::vector<blume::digest> digests;
+  for (std::uint64_t k : probes) digests.push_back(bulk.hash(k));
+  EXPECT_EQ(bulk.count_contained(digests), expected_hits);
+}
+
+TEST(QuotientFilter, ClearEmptiesTheFilter) {
+  quotient f(1000, 0.01);
+  const quotient empty = f;
+  for (std::uint64_t i = 0; i < 1000; ++i) f.insert(present_key(i));
+  f.clear();
+  EXPECT_TRUE(f == empty);
+  EXPECT_EQ(f.size(), 0u);
+  EXPECT_FALSE(f.contains(present_key(0)));
+}
+
+// ---- resize and merge ----------------------------------------------------------------------------------
+
+TEST(QuotientFilter, ResizeDoublesTheSlotsAndKeepsEveryKey) {
+  quotient f = quotient::with_geometry(12, 10);
+  const std::uint64_t n = f.capacity();
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_TRUE(f.insert(present_key(i)));
+  const double rate_before = f.predicted_fpr();
+  f.resize();
+  EXPECT_EQ(f.quotient_bits(), 13u);
+  EXPECT_EQ(f.remainder_bits(), 9u);
+  EXPECT_EQ(f.size(), n);
+  EXPECT_NEAR(f.load_factor(), 0.475, 0.001);
+  EXPECT_NEAR(f.predicted_fpr(), rate_before, 1e-12) << "the fingerprints keep all q + r bits";
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_TRUE(f.contains(present_key(i))) << i;
+  for (std::uint64_t i = n; i < 2 * n; ++i) ASSERT_TRUE(f.insert(present_key(i)));
+  for (std::uint64_t i = 0; i < 2 * n; ++i) ASSERT_TRUE(f.contains(present_key(i))) << i;
+}
+
+TEST(QuotientFilter, AResizedFilterEqualsOneFilledAtTheNewGeometry) {
+  quotient resized = quotient::with_geometry(9, 7), direct = quotient::with_geometry(10, 6);
+  for (std::uint64_t i = 0; i < 480; ++i) {
+    resized.insert(present_key(i));
+    direct.insert(present_key(i));
+  }
+  resized.resize();
+  EXPECT_TRUE(resized == direct);
+}
+
+TEST(QuotientFilter, ResizeWithAOneBitRemainderIsRefused) {
+  quotient f = quotient::with_geometry(8, 1);
+  f.insert(1);
+  const std::string message = message_of<blume::invalid_argument>([&] { f.resize(); });
+  EXPECT_TRUE(mentions(message, "1 bit"));
+  EXPECT_TRUE(f.contains(1));
+}
+
+TEST(QuotientFilter, MergeHoldsTheKeysOfBothAndAddsCopies) {
+  quotient a = quotient::with_geometry(12, 8), b = quotient::with_geometry(12, 8);
+  for (std::uint64_t i = 0; i < 1500; ++i) a.insert(present_key(i));
+  for (std::uint64_t i = 1000; i < 2500; ++i) b.insert(present_key(i));
+  a.merge(b);
+  EXPECT_EQ(a.size(), 3000u);
+  for (std::uint64_t i = 0; i < 2500; ++i) ASSERT_TRUE(a.contains(present_key(i))) << i;
+  for (std::uint64_t i = 1000; i < 1500; ++i) ASSERT_GE(a.count(present_key(i)), 2u);
+  quotient both = quotient::with_geometry(12, 8);
+  for (std::uint64_t i = 0; i < 1500; ++i) both.insert(present_key(i));
+  for (std::uint64_t i = 1000; i < 2500; ++i) both.insert(present_key(i));
+  EXPECT_TRUE(a == both);
+  for (std::uint64_t i = 0; i < 1500; ++i) ASSERT_TRUE(a.erase(present_key(i)));
+  for (std::uint64_t i = 1000; i < 2500; ++i) ASSERT_TRUE(a.contains(present_key(i))) << "b's keys survive";
+}
+
+TEST(QuotientFilter, MergeThatDoesNotFitResizesFirst) {
+  quotient a = quotient::with_geometry(8, 10), b = quotient::with_geometry(8, 10);
+  for (std::uint64_t i = 0; i < 200; ++i) a.insert(present_key(i));
+  for (std::uint64_t i = 200; i < 400; ++i) b.insert(present_key(i));
+  a.merge(b);
+  EXPECT_EQ(a.quotient_bits(), 9u);
+  EXPECT_EQ(a.remainder_bits(), 9u);
+  for (std::uint64_t i = 0; i < 400; ++i) ASSERT_TRUE(a.contains(present_key(i))) << i;
+}
+
+TEST(QuotientFilter, MergeRefusesFiltersOfOtherGeometryOrSeedNamingTheDifference) {
+  quotient a = quotient::with_geometry(10, 8);
+  a.insert(1);
+  const quotient before = a;
+  EXPECT_TRUE(mentions(message_of<blume::incompatible_filters>([&] { a.merge(quotient::with_geometry(11, 8)); }),
+                       "quotient bits differ (10 vs 11)"));
+  EXPECT_TRUE(mentions(message_of<blume::incompatible_filters>([&] { a.merge(quotient::with_geometry(10, 7)); }),
+                       "remainder bits differ (8 vs 7)"));
+  EXPECT_TRUE(mentions(message_of<blume::incompatible_filters>([&] { a.merge(quotient::with_geometry(10, 8, 99)); }),
+                       "seeds differ"));
+  EXPECT_TRUE(a == before);
+}
+
+// ---- the false-positive rate ---------------------------------------------------------------------------
+
+void check_measured_rate(std::uint32_t r) {
+  quotient f = quotient::with_geometry(21, r);
+  ASSERT_EQ(f.insert_many(blume_test::present_keys(1'000'000)), 1'000'000u);
+  const double predicted = f.predicted_fpr();
+  EXPECT_NEAR(predicted, -std::expm1(-(1e6 / (1 << 21)) / std::exp2(r)), 1e-15);
+  const double probes = 1'000'000;
+  const double measured = static_cast<double>(f.count_contained(blume_test::absent_key_view(1'000'000))) / probes;
+  EXPECT_NEAR(measured, predicted, blume_test::fpr_tolerance(predicted, probes)) << "r = " << r;
+}
+
+TEST(QuotientFilterRate, MeasuredRateMatchesThePredictionAtOneMillionKeysWithSixBitRemainders) { check_measured_rate(6); }
+TEST(QuotientFilterRate, MeasuredRateMatchesThePredictionAtOneMillionKeysWithTenBitRemainders) { check_measured_rate(10); }
+
+TEST(QuotientFilterRate, PredictionIsAtMostLoadTimesTwoToTheMinusR) {
+  quotient f = quotient::with_geometry(12, 5);
+  for (std::uint64_t i = 0; i < 3000; ++i) f.insert(present_key(i));
+  EXPECT_LE(f.predicted_fpr(), f.load_factor() / 32);
+  EXPECT_GT(f.predicted_fpr(), 0.98 * f.load_factor() / 32);
+}
+
+// ---- planning ------------------------------------------------------------------------------------------
+
+TEST(QuotientPlan, PlanUsesTheFewestSlotsForTheDesignLoadAndTheFewestRemainderBits) {
+  for (double target : {0.1, 0.01, 0.001, 1e-6}) {
+    const blume::filter_plan p = blume::plan_for(1'000'000, target, blume::filter_kind::quotient);
+    const quotient f(p);
+    EXPECT_EQ(f.quotient_bits(), 21u) << "2^20 slots would be loaded above 90%";
+    EXPECT_EQ(p.hashes, f.remainder_bits());
+    EXPECT_EQ(p.bits, f.table_bits());
+    EXPECT_EQ(p.bytes, f.storage().size());
+    EXPECT_LE(p.predicted_fpr, target);
+    EXPECT_GT(f.predicted_fpr_at(1e6) * 2, target) << "one remainder bit fewer would miss the target";
+    EXPECT_GE(f.capacity(), 1'000'000u);
+  }
+}
+
+TEST(QuotientPlan, AFilterAtItsPlannedCapacityMeetsItsTarget) {
+  quotient f(200'000, 0.02);
+  ASSERT_EQ(f.insert_many(blume_test::present_keys(200'000)), 200'000u);
+  const double measured = static_cast<double>(f.count_contained(blume_test::absent_key_view(500'000))) / 500'000;
+  EXPECT_LE(measured, 0.02);
+}
+
+// ---- bad parameters ------------------------------------------------------------------------------------
+
+TEST(QuotientInput, BadGeometriesAreRejectedNamingTheValue) {
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_geometry(0, 8); }), "quotient bits must be at least 1, got 0"));
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_geometry(8, 0); }), "remainder bits must be at least 1, got 0"));
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_geometry(8, 33); }), "got 33"));
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_geometry(40, 30); }), "= 70"));
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_geometry(38, 26); }), "2^40"));
+}
+
+TEST(QuotientInput, ZeroCapacityAndRatesOutsideZeroToOneAreRejected) {
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient(0, 0.01); }), "got 0"));
+  for (double fpr : {0.0, 1.0, 1.5, -0.25})
+    EXPECT_TRUE(blume_test::mentions_number(message_of<blume::invalid_argument>([&] { quotient(1000, fpr); }), fpr));
+}
+
+// ---- file format ---------------------------------------------------------------------------------------
+
+quotient sample_filter() {
+  quotient f = quotient::with_geometry(7, 5, 1234);
+  for (std::uint64_t i = 0; i < 110; ++i) f.insert(present_key(i % 90));  // some copies, long clusters
+  return f;
+}
+
+TEST(QuotientFormat, RoundTripsThroughBytesFilesAndMappings) {
+  const quotient f = sample_filter();
+  const auto bytes = blume::to_bytes(f);
+  const blume::file_header h = blume::decode_header(bytes);
+  EXPECT_EQ(h.kind, blume::filter_kind::quotient);
+  EXPECT_EQ(h.bits, 128u);
+  EXPECT_EQ(h.hashes, 5u);
+  EXPECT_EQ(h.block_bits, 7u);
+  EXPECT_EQ(h.inserted, 110u);
+  EXPECT_TRUE(blume::from_bytes<quotient>(bytes) == f);
+  blume_test::temp_dir dir;
+  blume::save(f, dir / "q.blume");
+  EXPECT_TRUE(blume::load<quotient>(dir / "q.blume") == f);
+  quotient mapped = blume::map_file<quotient>(dir / "q.blume");
+  EXPECT_TRUE(mapped.is_mapped());
+  EXPECT_TRUE(mapped == f);
+  for (std::uint64_t i = 0; i < 90; ++i) ASSERT_TRUE(mapped.contains(present_key(i)));
+  EXPECT_TRUE(mapped.erase(present_key(0)));  // changes stay in memory
+  EXPECT_TRUE(blume::load<quotient>(dir / "q.blume") == f);
+}
+
+TEST(QuotientFormat, EveryFlippedHeaderByteIsRejected) {
+  const auto bytes = blume::to_bytes(sample_filter());
+  for (std::size_t i = 0; i < blume::header_size; ++i) {
+    auto damaged = bytes;
+    damaged[i] ^= std::byte{0x5a};
+    EXPECT_THROW((void)blume::from_bytes<quotient>(damaged), blume::format_error) << "byte " << i;
+  }
+}
+
+TEST(QuotientFormat, EveryTruncationIsRejected) {
+  const auto bytes = blume::to_bytes(sample_filter());
+  blume_test::temp_dir dir;
+  for (std::size_t length = 0; length < bytes.size(); ++length) {
+    const std::vector<std::byte> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(length));
+    EXPECT_THROW((void)blume::from_bytes<quotient>(cut), blume::format_error) << length;
+    blume_test::write_file_bytes(dir / "cut", cut);
+    EXPECT_THROW((void)blume::load<quotient>(dir / "cut"), blume::format_error) << length;
+  }
+}
+
+TEST(QuotientFormat, AContinuationWithNoRunStartIsRejected) {
+  const quotient f = quotient::with_geometry(6, 4);  // empty: slot 10's bits are 10·7 … 10·7 + 6
+  const auto damaged = with_payload_bit(blume::to_bytes(f), 10 * 7 + 1, true);
+  EXPECT_TRUE(mentions(message_of<blume::format_error>([&] { (void)blume::from_bytes<quotient>(damaged); }),
+                       "continuation"));
+}
+
+TEST(QuotientFormat, AnInconsistentShiftedBitIsRejected) {
+  quotient f = quotient::with_geometry(6, 4);
+  std::uint64_t key = 0;
+  while (quotient_of(f, present_key(key)) != 10) ++key;
+  f.insert(present_key(key));  // slot 10 holds a remainder in its canonical slot
+  const auto damaged = with_payload_bit(blume::to_bytes(f), 10 * 7 + 2, true);
+  EXPECT_TRUE(mentions(message_of<blume::format_error>([&] { (void)blume::from_bytes<quotient>(damaged); }),
+                       "shifted"));
+}
+
+TEST(QuotientFormat, MoreRunsThanOccupiedQuotientsIsRejected) {
+  quotient f = quotient::with_geometry(6, 4);
+  std::uint64_t key = 0;
+  while (quotient_of(f, present_key(key)) != 10) ++key;
+  f.insert(present_key(key));
+  f.insert(present_key(key));  // slot 11: a continuation of quotient 10's run
+  const auto damaged = with_payload_bit(blume::to_bytes(f), 11 * 7 + 1, false);  // now a second run
+  EXPECT_TRUE(mentions(message_of<blume::format_error>([&] { (void)blume::from_bytes<quotient>(damaged); }),
+                       "no occupied quotient"));
+}
+
+TEST(QuotientFormat, AnOccupiedQuotientWithoutARunIsRejected) {
+  quotient f = quotient::with_geometry(6, 4);
+  std::uint64_t key = 0;
+  while (quotient_of(f, present_key(key)) != 10) ++key;
+  f.insert(present_key(key));
+  f.insert(present_key(key));
+  const auto damaged = with_payload_bit(blume::to_bytes(f), 11 * 7 + 0, true);  // slot 11 claims a run
+  EXPECT_TRUE(mentions(message_of<blume::format_error>([&] { (void)blume::from_bytes<quotient>(damaged); }),
+                       "no run"));
+}
+
+TEST(QuotientFormat, AWrongFingerprintCountIsRejected) {
+  auto bytes = blume::to_bytes(sample_filter());
+  blume::file_header h = blume::decode_header(bytes);
+  h.inserted += 1;
+  const auto header = blume::encode_header(h);
+  std::copy(header.begin(), header.end(), bytes.begin());
+  EXPECT_TRUE(mentions(message_of<blume::format_error>([&] { (void)blume::from_bytes<quotient>(bytes); }), "111"));
+}
+
+TEST(QuotientFormat, InvalidHeaderParametersAreRejected) {
+  const auto bytes = blume::to_bytes(sample_filter());
+  for (auto change : {+[](blume::file_header& h) { h.block_bits = 0; }, +[](blume::file_header& h) { h.hashes = 0; },
+                      +[](blume::file_header& h) { h.bits = 100; }, +[](blume::file_header& h) { h.block_bits = 70; },
+                      +[](blume::file_header& h) { h.extra[2] = 1; }}) {
+    auto damaged = bytes;
+    blume::file_header h = blume::decode_header(damaged);
+    change(h);
+    const auto header = blume::encode_header(h);
+    std::copy(header.begin(), header.end(), damaged.begin());
+    EXPECT_THROW((void)blume::from_bytes<quotient>(damaged), blume::format_error);
+  }
+}
+
+TEST(QuotientFormat, EverySingleBitFlipOfAPayloadIsRejectedOrValid) {
+  const auto bytes = blume::to_bytes(sample_filter());
+  std::uint64_t accepted = 0, rejected = 0;
+  for (std::uint64_t bit = 0; bit < (bytes.size() - blume::header_size) * 8; ++bit) {
+    const auto damaged = with_payload_bit(bytes, bit, !((static_cast<unsigned>(bytes[blume::header_size + bit / 8]) >> (bit % 8)) & 1));
+    try {
+      exercise(blume::from_bytes<quotient>(damaged));
+      ++accepted;
+    } catch (const blume::format_error&) {
+      ++rejected;
+    }
+  }
+  EXPECT_GT(rejected, 0u);
+  EXPECT_GT(accepted, 0u) << "a flipped remainder bit in a run's last slot is still a valid table";
+}
+
+TEST(QuotientFormat, RandomPayloadsWithAValidChecksumAreRejectedOrValid) {
+  const auto bytes = blume::to_bytes(quotient::with_geometry(5, 3));  // 32 slots of 6 bits: 24 bytes
+  std::mt19937_64 rng(42);
+  std::uint64_t accepted = 0;
+  for (int trial = 0; trial < 5'000; ++trial) {
+    auto garbage = bytes;
+    const int density = trial % 8;  // bits set with probability 2^−(density + 1): sparse tables can pass
+    for (std::size_t i = blume::header_size; i < garbage.size(); ++i) {
+      std::uint64_t x = rng();
+      for (int d = 0; d < density; ++d) x &= rng();
+      garbage[i] = static_cast<std::byte>(x);
+    }
+    blume::file_header h = blume::decode_header(garbage);
+    h.payload_checksum = XXH64(garbage.data() + blume::header_size, garbage.size() - blume::header_size, 0);
+    for (std::uint64_t n = 0; n <= 31; ++n) {  // the count must match too: try each
+      h.inserted = n;
+      const auto header = blume::encode_header(h);
+      std::copy(header.begin(), header.end(), garbage.begin());
+      try {
+        exercise(blume::from_bytes<quotient>(garbage));
+        ++accepted;
+        break;
+      } catch (const blume::format_error&) {
+      }
+    }
+  }
+  EXPECT_GT(accepted, 0u);
+}
+
+}  // namespace
