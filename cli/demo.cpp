@@ -166,8 +166,10 @@ int run_demo(const demo_options& o) {
     case filter_kind::blocked: return run(blocked_bloom_filter<>(o.items, o.fpr), o);
     case filter_kind::split_block: return run(split_block_bloom_filter<>(o.items, o.fpr), o);
     case filter_kind::counting: return run(counting_bloom_filter<>(o.items, o.fpr), o);
+    default: break;
   }
-  return 2;
+  throw invalid_argument("demo: the '" + std::string(kind_name(o.kind)) +
+                         "' kind is not available here (bloom, partitioned, blocked, split-block, counting)");
 }
 
 }  // namespace blume::cli

@@ -96,7 +96,9 @@ void check_against_model(std::uint64_t seed) {
     }
   }
   for (const auto& [k, n] : model)
-    if (n != 0) ASSERT_TRUE(f.contains(k));
+    if (n != 0) {
+      ASSERT_TRUE(f.contains(k));
+    }
 }
 
 TEST(CountingFilter, EraseNeverRemovesAnotherPresentKey) {

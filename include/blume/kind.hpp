@@ -23,12 +23,11 @@ enum class filter_kind : std::uint16_t {
   aging = 10,       // two buffers that take turns: "seen among roughly the last w items"
 };
 
-/// The kinds plan_for and the codec fully support (a kind joins when its filter lands).
-inline constexpr std::array<filter_kind, 7> all_kinds = {filter_kind::bloom, filter_kind::partitioned,
-                                                         filter_kind::blocked, filter_kind::split_block,
-                                                         filter_kind::counting,
-                                                         filter_kind::cuckoo,
-                                                         filter_kind::quotient};
+/// Every kind, in id order.
+inline constexpr std::array<filter_kind, 10> all_kinds = {
+    filter_kind::bloom,  filter_kind::partitioned, filter_kind::blocked,  filter_kind::split_block,
+    filter_kind::counting, filter_kind::cuckoo,    filter_kind::quotient, filter_kind::scalable,
+    filter_kind::stable, filter_kind::aging};
 
 constexpr std::string_view kind_name(filter_kind k) noexcept {
   switch (k) {

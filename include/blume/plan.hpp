@@ -225,6 +225,12 @@ inline double kind_fpr(filter_kind kind, double n, double m, double k) noexcept 
     case filter_kind::split_block: return split_block_fpr(n, m);
     case filter_kind::cuckoo: return cuckoo_fpr(n * k / m, cuckoo_default_bucket_size, k);
     case filter_kind::quotient: return quotient_fpr(n, m / (k + quotient_metadata_bits), k);  // m = 2^q·(r + 3), k = r
+    case filter_kind::scalable: return partitioned_fpr(n, m, k);  // its first layer (a partitioned filter)
+    case filter_kind::stable: return bloom_fpr(n, m, k);          // n keys before any cell decays
+    case filter_kind::aging: {  // two buffers of m/2 bits, each holding half of the window of n items
+      const double one = split_block_fpr(n / 2, m / 2);
+      return 1 - (1 - one) * (1 - one);
+    }
   }
   return 1.0;
 }
@@ -251,6 +257,9 @@ inline double estimate_items(filter_kind kind, double set_bits, double m, double
     case filter_kind::split_block: return (m / split_block_bits) * 32.0 * (-log_empty);
     case filter_kind::cuckoo: return set_bits;  // X = occupied slots: each holds exactly one fingerprint
     case filter_kind::quotient: return set_bits;  // X = occupied slots: each holds exactly one fingerprint
+    case filter_kind::scalable: return log_empty / std::log1p(-k / m);  // one partitioned layer
+    case filter_kind::stable: return -(m / k) * log_empty;              // X = non-zero cells, before decay
+    case filter_kind::aging: return (m / split_block_bits) * 32.0 * (-log_empty);  // both split-block buffers
   }
   return 0.0;
 }
@@ -300,6 +309,9 @@ inline std::uint64_t storage_bytes(filter_kind kind, std::uint64_t bits) noexcep
     // The packed slots plus at least 8 bytes of slack, in whole cache lines (cuckoo_geometry::table_bytes).
     case filter_kind::cuckoo: return (bits + 64 + 511) / 512 * 64;
     case filter_kind::quotient: return (bits + 63) / 64 * 8;  // slots of r + 3 bits packed in 64-bit words
+    case filter_kind::scalable: return (bits + 63) / 64 * 8;  // the first layer
+    case filter_kind::stable: return (bits * 2 + 63) / 64 * 8;  // cells of the default 2 bits
+    case filter_kind::aging: return bits / 8;
   }
   return 0;
 }
@@ -437,6 +449,11 @@ inline filter_plan plan_cuckoo_for_bits(std::uint64_t items, std::uint64_t bits)
 ///    rounded).
 ///  * partitioned: for k around the optimum, the smallest slice size s with (1 − (1 − 1/s)^n)^k ≤ ε.
 ///  * blocked, split-block: the fewest blocks whose exact rate (keys per block are Poisson) is ≤ 0.99·ε.
+///  * scalable: the first layer (partitioned) of a chain with the default tightening 0.5, so its rate is
+///    half the target; the chain's stays below the target however it grows.
+///  * stable: the classic geometry in 2-bit cells; stable_bloom_filter::for_rate then picks P so the rate
+///    on an endless stream is the target.
+///  * aging: two split-block buffers, each for half the window at half the rate.
 ///  * cuckoo: buckets of 4 slots at 95% load and the smallest fingerprint (8, 12 or 16 bits) that meets ε
 ///    (detail::plan_cuckoo); bits is the table, buckets·4·f, and hashes is f.
 /// Throws invalid_argument for items == 0, fpr outside (0, 1) or NaN, or a size beyond max_filter_bits.
@@ -468,6 +485,18 @@ inline filter_plan plan_for(std::uint64_t items, double fpr, filter_kind kind = 
     case filter_kind::split_block: return detail::plan_blocked(kind, items, fpr, split_block_bits);
     case filter_kind::cuckoo: return detail::plan_cuckoo(items, fpr);
     case filter_kind::quotient: return detail::plan_quotient(items, fpr);
+    case filter_kind::scalable: {  // the first layer of a chain with the default tightening 0.5
+      const filter_plan layer = plan_for(items, fpr * 0.5, filter_kind::partitioned);
+      return detail::make_plan(kind, items, layer.bits, layer.hashes);
+    }
+    case filter_kind::stable: {  // the classic geometry in 2-bit cells; P is then chosen for the rate
+      const filter_plan classic = plan_for(items, fpr, filter_kind::bloom);
+      return detail::make_plan(kind, items, classic.bits, classic.hashes);
+    }
+    case filter_kind::aging: {  // two split-block buffers, each for half the window at half the rate
+      const filter_plan buffer = plan_for((items + 1) / 2, fpr / 2, filter_kind::split_block);
+      return detail::make_plan(kind, items, 2 * buffer.bits, buffer.hashes);
+    }
   }
   throw invalid_argument("plan_for does not support the '" + std::string(kind_name(kind)) + "' kind");
 }
@@ -506,6 +535,16 @@ inline filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits, filter
     }
     case filter_kind::cuckoo: return detail::plan_cuckoo_for_bits(items, bits);
     case filter_kind::quotient: return detail::plan_quotient_bits(items, bits);
+    case filter_kind::scalable: {
+      const filter_plan layer = plan_for_bits(items, bits, filter_kind::partitioned);
+      return detail::make_plan(kind, items, layer.bits, layer.hashes);
+    }
+    case filter_kind::stable:
+      return detail::make_plan(kind, items, bits, math::optimal_hash_count(static_cast<double>(bits), n));
+    case filter_kind::aging: {
+      const filter_plan buffer = plan_for_bits((items + 1) / 2, bits / 2, filter_kind::split_block);
+      return detail::make_plan(kind, items, 2 * buffer.bits, buffer.hashes);
+    }
   }
   throw invalid_argument("plan_for_bits does not support the '" + std::string(kind_name(kind)) + "' kind");
 }
