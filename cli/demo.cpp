@@ -98,6 +98,9 @@ double build(Filter& filter, std::uint64_t items, unsigned threads) {
 
 template <class Filter>
 int run(Filter filter, const demo_options& o) {
+  std::printf("blume demo: checking sign-ups against registered e-mail addresses.\n"
+              "A Bloom filter answers \"no\" with certainty and \"maybe\" otherwise, so only the \"maybe\"s\n"
+              "need the database query (SELECT ... WHERE email = ?).\n\n");
   std::printf("Building a %s filter for %s registered addresses at %.3g%% false positives\n",
               std::string(kind_name(Filter::kind)).c_str(), with_commas(o.items).c_str(), o.fpr * 100);
   const double build_seconds = build(filter, o.items, o.threads);
@@ -157,9 +160,6 @@ int run(Filter filter, const demo_options& o) {
 }  // namespace
 
 int run_demo(const demo_options& o) {
-  std::printf("blume demo: checking sign-ups against registered e-mail addresses.\n"
-              "A Bloom filter answers \"no\" with certainty and \"maybe\" otherwise, so only the \"maybe\"s\n"
-              "need the database query (SELECT ... WHERE email = ?).\n\n");
   switch (o.kind) {
     case filter_kind::bloom: return run(bloom_filter<>(o.items, o.fpr), o);
     case filter_kind::partitioned: return run(partitioned_bloom_filter<>(o.items, o.fpr), o);
