@@ -27,6 +27,7 @@
 #include <utility>
 
 #include "blume/detail/bits.hpp"
+#include "blume/detail/pipeline.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
 #include "blume/kind.hpp"
@@ -45,7 +46,7 @@ class basic_bloom_filter {
   static constexpr filter_kind kind = Layout::kind;
   /// Keys hashed and probed per step of the bulk calls: enough independent cache misses in flight to hide
   /// memory latency, few enough that the digests stay in registers and L1.
-  static constexpr std::size_t batch_size = 32;
+  static constexpr std::size_t batch_size = detail::pipeline_batch;
 
   /// A filter for `capacity` items at false-positive rate `fpr`, sized by plan_for(capacity, fpr, kind).
   basic_bloom_filter(std::uint64_t capacity, double fpr, std::uint64_t seed = Hasher::default_seed)
@@ -331,40 +332,9 @@ class basic_bloom_filter {
     for (std::size_t i = 0; i < n; ++i) a[i] = op(a[i], b[i]);
   }
 
-  template <class T>
-  digest to_digest(const T& item) const noexcept {
-    if constexpr (std::is_same_v<std::remove_cvref_t<T>, digest>) {
-      return item;
-    } else {
-      return hash(item);
-    }
-  }
-
-  /// Software pipelining over batches: while batch i is being used, batch i+1 has been hashed and its
-  /// memory prefetched, so each prefetch has a whole batch's worth of work to complete before its line
-  /// is touched, and batch_size misses are in flight at once.
   template <class R, class Prefetch, class Use>
   void pipelined(const R& items, Prefetch&& prefetch, Use&& use) const {
-    digest buffers[2][batch_size];
-    std::size_t filled[2] = {0, 0};
-    auto it = std::ranges::begin(items);
-    const auto end = std::ranges::end(items);
-    auto fill = [&](int slot) {
-      std::size_t n = 0;
-      for (; n < batch_size && it != end; ++it) {
-        const digest d = to_digest(*it);
-        prefetch(d);
-        buffers[slot][n++] = d;
-      }
-      filled[slot] = n;
-    };
-    int slot = 0;
-    fill(slot);
-    while (filled[slot] != 0) {
-      fill(slot ^ 1);
-      use(std::span<const digest>(buffers[slot], filled[slot]));
-      slot ^= 1;
-    }
+    detail::pipelined(items, [this](const auto& k) { return hash(k); }, prefetch, use);
   }
 
   /// Answers for a batch of digests, through the layout's own batch loop when it has one (so a SIMD

@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "blume/detail/bits.hpp"
+#include "blume/detail/pipeline.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
 #include "blume/kind.hpp"
@@ -150,7 +151,7 @@ class cuckoo_filter {
   using hasher_type = Hasher;
   static constexpr filter_kind kind = filter_kind::cuckoo;
   /// Keys hashed and prefetched per step of the bulk calls (as in basic_bloom_filter).
-  static constexpr std::size_t batch_size = 32;
+  static constexpr std::size_t batch_size = detail::pipeline_batch;
 
   /// A filter for `capacity` items at false-positive rate `fpr` (at the design load), sized by
   /// plan_for(capacity, fpr, filter_kind::cuckoo). It does not grow: see cuckoo_geometry::expansion.
@@ -660,39 +661,9 @@ class cuckoo_filter {
     }
   }
 
-  template <class T>
-  digest to_digest(const T& item) const noexcept {
-    if constexpr (std::is_same_v<std::remove_cvref_t<T>, digest>) {
-      return item;
-    } else {
-      return hash(item);
-    }
-  }
-
-  /// Software pipelining over batches, as in basic_bloom_filter: batch i+1 is hashed and prefetched
-  /// before batch i is used.
   template <class R, class Prefetch, class Use>
   void pipelined(const R& items, Prefetch&& prefetch_one, Use&& use) const {
-    digest buffers[2][batch_size];
-    std::size_t filled[2] = {0, 0};
-    auto it = std::ranges::begin(items);
-    const auto end = std::ranges::end(items);
-    auto fill = [&](int slot) {
-      std::size_t n = 0;
-      for (; n < batch_size && it != end; ++it) {
-        const digest d = to_digest(*it);
-        prefetch_one(d);
-        buffers[slot][n++] = d;
-      }
-      filled[slot] = n;
-    };
-    int slot = 0;
-    fill(slot);
-    while (filled[slot] != 0) {
-      fill(slot ^ 1);
-      use(std::span<const digest>(buffers[slot], filled[slot]));
-      slot ^= 1;
-    }
+    detail::pipelined(items, [this](const auto& k) { return hash(k); }, prefetch_one, use);
   }
 
   cuckoo_geometry geometry_;
