@@ -81,6 +81,31 @@ TEST(ScalableFilter, NonScalingFilterRefusesInsertsWhenFull) {
   for (std::uint64_t i = 0; i < 90; ++i) EXPECT_TRUE(f.contains(present_key(i)));
 }
 
+TEST(ScalableFilter, NonScalingLayerGetsTheWholeRate) {
+  blume::scalable_options o;
+  o.scaling = false;
+  const scalable f(10'000, 0.01, o);
+  EXPECT_DOUBLE_EQ(f.layer_fpr(0), 0.01);
+  EXPECT_EQ(f.layers()[0].bits(), blume::plan_for(10'000, 0.01, blume::filter_kind::partitioned).bits);
+}
+
+/// A layer-sizing policy: what a RedisBloom-compatible chain plugs in. This one doubles plan_for's bits.
+struct doubled_layers {
+  blume::filter_plan operator()(std::uint64_t capacity, double fpr) const {
+    blume::filter_plan p = blume::plan_for(capacity, fpr, blume::filter_kind::bloom);
+    p.bits *= 2;
+    return p;
+  }
+};
+
+TEST(ScalableFilter, LayerSizingIsAPolicy) {
+  blume::scalable_bloom_filter<blume::bloom_filter<>, doubled_layers> f(1000, 0.01);
+  EXPECT_EQ(f.layers()[0].bits(), 2 * blume::plan_for(1000, 0.005, blume::filter_kind::bloom).bits);
+  for (std::uint64_t i = 0; i < 5000; ++i) f.insert(present_key(i));
+  const auto copy = blume::from_bytes<decltype(f)>(blume::to_bytes(f));
+  EXPECT_TRUE(copy == f);
+}
+
 TEST(ScalableFilter, BadOptionsAreRejectedNamingTheValue) {
   auto refused = [](double growth, double tightening) {
     blume::scalable_options o;

@@ -71,6 +71,24 @@ TEST(StableFilter, BadParametersAreRejectedNamingTheValue) {
   EXPECT_THROW(stable::for_rate(1000, 3, 1.5), blume::invalid_argument);
 }
 
+TEST(StableFilter, MaxOutsideTheCellWidthIsRejectedNamingTheValue) {
+  EXPECT_TRUE(blume_test::mentions(blume_test::message_of<blume::invalid_argument>([] { stable(1000, 3, 5, 1, 0); }),
+                                   "got 0"));
+  EXPECT_TRUE(blume_test::mentions(blume_test::message_of<blume::invalid_argument>([] { stable(1000, 3, 5, 1, 4); }),
+                                   "got 4"));
+}
+
+TEST(StableFilter, SmallerMaxFadesKeysSooner) {
+  stable three = stable(100'000, 3, 10, 5, 3), one = stable(100'000, 3, 10, 5, 1);
+  for (std::uint64_t i = 0; i < 200'000; ++i) {
+    three.insert(present_key(i));
+    one.insert(present_key(i));
+  }
+  EXPECT_GT(one.zero_fraction(), three.zero_fraction());
+  EXPECT_NEAR(one.zero_fraction(), one.stable_zero_fraction(), 0.01);
+  EXPECT_NEAR(three.zero_fraction(), three.stable_zero_fraction(), 0.01);
+}
+
 TEST(StableFilter, MergeIsRefused) {
   stable a(1000, 3, 5), b(1000, 3, 5);
   EXPECT_THROW(a.merge(b), blume::incompatible_filters);

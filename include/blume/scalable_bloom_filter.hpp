@@ -39,7 +39,14 @@ struct scalable_options {
   std::uint32_t max_layers = 64;
 };
 
-template <class Layer = partitioned_bloom_filter<>>
+/// How a layer is sized for its capacity and rate: plan_for of the layer's kind. A RedisBloom-compatible
+/// layer type brings its own policy (RedisBloom rounds bits to 64 and takes k = ⌈ln 2 · bits/n⌉).
+template <class Layer>
+struct plan_layers {
+  filter_plan operator()(std::uint64_t capacity, double fpr) const { return plan_for(capacity, fpr, Layer::kind); }
+};
+
+template <class Layer = partitioned_bloom_filter<>, class LayerPlan = plan_layers<Layer>>
 class scalable_bloom_filter {
  public:
   using layer_type = Layer;
@@ -59,7 +66,9 @@ class scalable_bloom_filter {
     const double c = std::ceil(static_cast<double>(capacity_) * std::pow(options_.growth, static_cast<double>(i)));
     return c < 0x1p63 ? static_cast<std::uint64_t>(c) : std::uint64_t{1} << 63;  // plan_for refuses such sizes
   }
+  /// A non-scaling chain has one layer, which gets the whole rate (as in RedisBloom's NONSCALING).
   double layer_fpr(std::size_t i) const noexcept {
+    if (!options_.scaling) return fpr_;
     return fpr_ * (1 - options_.tightening) * std::pow(options_.tightening, static_cast<double>(i));
   }
 
@@ -260,7 +269,7 @@ class scalable_bloom_filter {
   }
 
   filter_parameters layer_parameters(std::size_t i) const {
-    const filter_plan plan = plan_for(layer_capacity(i), layer_fpr(i), Layer::kind);
+    const filter_plan plan = LayerPlan{}(layer_capacity(i), layer_fpr(i));
     filter_parameters p;
     p.bits = plan.bits;
     p.hashes = plan.hashes;
@@ -270,7 +279,7 @@ class scalable_bloom_filter {
 
   void add_layer() {
     const std::size_t i = layers_.size();
-    const filter_plan plan = plan_for(layer_capacity(i), layer_fpr(i), Layer::kind);  // throws beyond 2^40 bits
+    const filter_plan plan = LayerPlan{}(layer_capacity(i), layer_fpr(i));  // throws beyond 2^40 bits
     layers_.emplace_back(plan, hasher_.seed());
     counts_.push_back(0);
   }

@@ -31,26 +31,28 @@ class stable_bloom_filter {
  public:
   using hasher_type = Hasher;
   static constexpr filter_kind kind = filter_kind::stable;
-  static constexpr std::uint64_t max_value = cell_array::max_value;
+  /// The largest value a cell can hold, and the default Max.
+  static constexpr std::uint64_t cell_max = cell_array::max_value;
 
-  /// m cells, k probes, P decrements per insert.
+  /// m cells, k probes, P decrements per insert; cells are set to `max_value` (Max, in [1, 2^d − 1]).
   stable_bloom_filter(std::uint64_t cell_count, std::uint32_t hashes, std::uint64_t decrements,
-                      std::uint64_t seed = Hasher::default_seed)
-      : cells_(cell_count), hashes_(hashes), decrements_(decrements), hasher_(seed), rng_(seed) {
-    validate(cell_count, hashes, decrements);
+                      std::uint64_t seed = Hasher::default_seed, std::uint64_t max_value = cell_max)
+      : cells_(cell_count), hashes_(hashes), decrements_(decrements), max_(max_value), hasher_(seed), rng_(seed) {
+    validate(cell_count, hashes, decrements, max_value);
     storage_ = byte_storage::allocate(cell_array::bytes_for(cell_count));
   }
 
   /// m cells and k probes, with the P that makes the stable false-positive rate `fpr`.
   static stable_bloom_filter for_rate(std::uint64_t cell_count, std::uint32_t hashes, double fpr,
-                                      std::uint64_t seed = Hasher::default_seed) {
+                                      std::uint64_t seed = Hasher::default_seed, std::uint64_t max_value = cell_max) {
     detail::check_plan_inputs(1, fpr);
-    detail::check_geometry(kind, cell_count, hashes, 1);
-    const double p = math::stable_decrements_for(static_cast<double>(cell_count), hashes, max_value, fpr);
+    validate(cell_count, hashes, 1, max_value);
+    const double p =
+        math::stable_decrements_for(static_cast<double>(cell_count), hashes, static_cast<double>(max_value), fpr);
     if (!(p >= 0.5 && p <= static_cast<double>(cell_count)))
       throw invalid_argument("stable filter: no whole number of decrements gives rate " + detail::format_number(fpr) +
                              " with " + std::to_string(cell_count) + " cells and k = " + std::to_string(hashes));
-    return stable_bloom_filter(cell_count, hashes, static_cast<std::uint64_t>(std::llround(p)), seed);
+    return stable_bloom_filter(cell_count, hashes, static_cast<std::uint64_t>(std::llround(p)), seed, max_value);
   }
 
   template <key K>
@@ -72,7 +74,7 @@ class stable_bloom_filter {
       if (v != 0) cell_array::set(w, cell, v - 1);
     }
     detail::double_hashing_probes(d, hashes_, cells_, [&](std::uint64_t cell) {
-      cell_array::set(w, cell, max_value);
+      cell_array::set(w, cell, max_);
       return true;
     });
     ++inserted_;
@@ -120,34 +122,38 @@ class stable_bloom_filter {
     return 1.0 - static_cast<double>(nonzero) / static_cast<double>(cells_);
   }
   double stable_zero_fraction() const noexcept {
-    return math::stable_zero_fraction(static_cast<double>(cells_), hashes_, static_cast<double>(decrements_), max_value);
+    return math::stable_zero_fraction(static_cast<double>(cells_), hashes_, static_cast<double>(decrements_),
+                                      static_cast<double>(max_));
   }
   /// The rate now (an absent key's k cells all non-zero) and its limit.
   double predicted_fpr() const noexcept { return std::pow(1.0 - zero_fraction(), static_cast<double>(hashes_)); }
   double stable_fpr() const noexcept {
-    return math::stable_fpr(static_cast<double>(cells_), hashes_, static_cast<double>(decrements_), max_value);
+    return math::stable_fpr(static_cast<double>(cells_), hashes_, static_cast<double>(decrements_),
+                            static_cast<double>(max_));
   }
 
   std::uint64_t cells() const noexcept { return cells_; }
   std::uint32_t hashes() const noexcept { return hashes_; }
   std::uint64_t decrements() const noexcept { return decrements_; }
+  std::uint64_t max_value() const noexcept { return max_; }
   std::uint64_t seed() const noexcept { return hasher_.seed(); }
   std::uint64_t inserted() const noexcept { return inserted_; }
   std::size_t size_in_bytes() const noexcept { return storage_.size() + sizeof(*this); }
 
   friend bool operator==(const stable_bloom_filter& a, const stable_bloom_filter& b) noexcept {
-    return a.cells_ == b.cells_ && a.hashes_ == b.hashes_ && a.decrements_ == b.decrements_ && a.seed() == b.seed() &&
+    return a.cells_ == b.cells_ && a.hashes_ == b.hashes_ && a.decrements_ == b.decrements_ && a.max_ == b.max_ &&
+           a.seed() == b.seed() &&
            a.rng_ == b.rng_ && std::memcmp(a.storage_.data(), b.storage_.data(), a.storage_.size()) == 0;
   }
 
   // ---- serialization hooks (format.hpp): bits = cells, hashes = k, layout = cell bits,
-  //      extra = {P, random state, 0, 0, 0, 0}; payload = the packed cells.
+  //      extra = {P, random state, Max, 0, 0, 0}; payload = the packed cells (none above Max).
   filter_parameters parameters() const noexcept {
     filter_parameters p;
     p.bits = cells_;
     p.hashes = hashes_;
     p.layout = CellBits;
-    p.extra = {decrements_, rng_, 0, 0, 0, 0};
+    p.extra = {decrements_, rng_, max_, 0, 0, 0};
     return p;
   }
   template <class Fn>
@@ -157,9 +163,9 @@ class stable_bloom_filter {
   static std::uint64_t payload_size(const filter_parameters& p) {
     if (p.layout != CellBits)
       throw invalid_argument("stable filter: cell width " + std::to_string(p.layout) + " is not " + std::to_string(CellBits));
-    for (std::size_t i = 2; i < p.extra.size(); ++i)
+    for (std::size_t i = 3; i < p.extra.size(); ++i)
       if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
-    validate(p.bits, p.hashes, p.extra[0]);
+    validate(p.bits, p.hashes, p.extra[0], p.extra[2]);
     return cell_array::bytes_for(p.bits);
   }
   static stable_bloom_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
@@ -168,6 +174,9 @@ class stable_bloom_filter {
     for (std::uint64_t bit = used; bit < payload.size() * 8; ++bit)
       if ((static_cast<unsigned>(payload.data()[bit / 8]) >> (bit % 8)) & 1u)
         throw format_error("padding bits past bit " + std::to_string(used) + " are set");
+    for (std::uint64_t i = 0; i < p.bits; ++i)
+      if (cell_array::get(reinterpret_cast<const std::uint64_t*>(payload.data()), i) > p.extra[2])
+        throw format_error("cell " + std::to_string(i) + " holds more than Max = " + std::to_string(p.extra[2]));
     stable_bloom_filter f(p, seed, std::move(payload));
     f.rng_ = p.extra[1];
     f.inserted_ = inserted;
@@ -176,9 +185,14 @@ class stable_bloom_filter {
 
  private:
   stable_bloom_filter(const filter_parameters& p, std::uint64_t seed, byte_storage storage)
-      : cells_(p.bits), hashes_(p.hashes), decrements_(p.extra[0]), hasher_(seed), rng_(seed), storage_(std::move(storage)) {}
+      : cells_(p.bits), hashes_(p.hashes), decrements_(p.extra[0]), max_(p.extra[2]), hasher_(seed), rng_(seed),
+        storage_(std::move(storage)) {}
 
-  static void validate(std::uint64_t cell_count, std::uint32_t hashes, std::uint64_t decrements) {
+  static void validate(std::uint64_t cell_count, std::uint32_t hashes, std::uint64_t decrements,
+                       std::uint64_t max_value) {
+    if (max_value == 0 || max_value > cell_max)
+      throw invalid_argument("stable filter: Max must be in [1, " + std::to_string(cell_max) + "] for " +
+                             std::to_string(CellBits) + "-bit cells, got " + std::to_string(max_value));
     detail::check_geometry(kind, cell_count, hashes, 1);
     if (cell_count > max_filter_bits / CellBits)
       throw invalid_argument("stable filter: " + std::to_string(cell_count) + " cells exceed the maximum of 2^40 bits");
@@ -203,6 +217,7 @@ class stable_bloom_filter {
   std::uint64_t cells_;
   std::uint32_t hashes_;
   std::uint64_t decrements_;
+  std::uint64_t max_;
   Hasher hasher_;
   std::uint64_t rng_;
   byte_storage storage_;
