@@ -18,9 +18,7 @@ using blume_test::message_of;
 using blume_test::present_key;
 using quotient = blume::quotient_filter<>;
 
-std::uint64_t fingerprint_of(const quotient& f, std::uint64_t key) {
-  return f.hash(key).low >> (64 - f.quotient_bits() - f.remainder_bits());
-}
+std::uint64_t fingerprint_of(const quotient& f, std::uint64_t key) { return f.fingerprint(f.hash(key)); }
 std::uint64_t quotient_of(const quotient& f, std::uint64_t key) { return fingerprint_of(f, key) >> f.remainder_bits(); }
 
 /// Serialized bytes with the payload bit `bit` set to `value` and the payload checksum recomputed, so only
@@ -58,13 +56,13 @@ TEST(QuotientFilter, InsertedKeysAreFound) {
 }
 
 TEST(QuotientFilter, AnEmptyFilterContainsNothing) {
-  const quotient f = quotient::with_geometry(10, 8);
+  const quotient f = quotient::with_slots(1024, 8);
   for (std::uint64_t i = 0; i < 1000; ++i) ASSERT_FALSE(f.contains(present_key(i)));
   EXPECT_EQ(f.predicted_fpr(), 0.0);
 }
 
 TEST(QuotientFilter, NoFalseNegativesWhenClustersWrapAroundTheEnd) {
-  quotient f = quotient::with_geometry(6, 10);
+  quotient f = quotient::with_slots(64, 10);
   std::vector<std::uint64_t> tail;  // keys whose canonical slot is one of the last four of 64
   for (std::uint64_t i = 0; tail.size() < 40; ++i)
     if (quotient_of(f, present_key(i)) >= 60) tail.push_back(present_key(i));
@@ -80,7 +78,7 @@ TEST(QuotientFilter, NoFalseNegativesWhenClustersWrapAroundTheEnd) {
 }
 
 TEST(QuotientFilter, NoFalseNegativesAtMaximumLoadWithLongClusters) {
-  quotient f = quotient::with_geometry(14, 7);
+  quotient f = quotient::with_slots(16384, 7);
   std::uint64_t stored = 0;
   while (f.insert(present_key(stored))) ++stored;
   EXPECT_EQ(stored, f.capacity());
@@ -89,7 +87,7 @@ TEST(QuotientFilter, NoFalseNegativesAtMaximumLoadWithLongClusters) {
 }
 
 TEST(QuotientFilter, DuplicatesAreStoredAsCopies) {
-  quotient f = quotient::with_geometry(10, 8);
+  quotient f = quotient::with_slots(1024, 8);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(f.insert("thrice"));
   EXPECT_EQ(f.count("thrice"), 3u);
   EXPECT_EQ(f.size(), 3u);
@@ -103,7 +101,7 @@ TEST(QuotientFilter, DuplicatesAreStoredAsCopies) {
 }
 
 TEST(QuotientFilter, EraseOfAnAbsentFingerprintIsRefusedAndChangesNothing) {
-  quotient f = quotient::with_geometry(12, 16);
+  quotient f = quotient::with_slots(4096, 16);
   for (std::uint64_t i = 0; i < 3000; ++i) f.insert(present_key(i));
   const quotient before = f;
   std::uint64_t refused = 0;
@@ -117,7 +115,7 @@ TEST(QuotientFilter, EraseOfAnAbsentFingerprintIsRefusedAndChangesNothing) {
 }
 
 TEST(QuotientFilter, ErasingEverythingLeavesAnEmptyTable) {
-  quotient f = quotient::with_geometry(12, 9);
+  quotient f = quotient::with_slots(4096, 9);
   const quotient empty = f;
   for (std::uint64_t i = 0; i < 3800; ++i) ASSERT_TRUE(f.insert(present_key(i)));
   for (std::uint64_t i = 0; i < 3800; ++i) ASSERT_TRUE(f.erase(present_key(3799 - i)));
@@ -125,7 +123,7 @@ TEST(QuotientFilter, ErasingEverythingLeavesAnEmptyTable) {
 }
 
 TEST(QuotientFilter, TheTableDependsOnlyOnTheStoredFingerprints) {
-  quotient forward = quotient::with_geometry(11, 8), backward = quotient::with_geometry(11, 8);
+  quotient forward = quotient::with_slots(2048, 8), backward = quotient::with_slots(2048, 8);
   for (std::uint64_t i = 0; i < 1900; ++i) forward.insert(present_key(i));
   for (std::uint64_t i = 0; i < 1900; ++i) backward.insert(present_key(1899 - i));
   EXPECT_TRUE(forward == backward);
@@ -134,8 +132,8 @@ TEST(QuotientFilter, TheTableDependsOnlyOnTheStoredFingerprints) {
 // Random inserts and erases at high load against a multiset of fingerprints: counts agree after every step,
 // and at checkpoints the stored fingerprints are exactly the model's and the table passes the file
 // format's full validation (the table invariants).
-void check_against_model(std::uint32_t q, std::uint32_t r, std::uint64_t seed, int steps) {
-  quotient f = quotient::with_geometry(q, r, seed);
+void check_against_model(std::uint64_t slots, std::uint32_t r, std::uint64_t seed, int steps) {
+  quotient f = quotient::with_slots(slots, r, seed);
   std::unordered_multiset<std::uint64_t> model;
   std::mt19937_64 rng(seed);
   const std::uint64_t pool = f.slots() * 2;
@@ -169,19 +167,145 @@ void check_against_model(std::uint32_t q, std::uint32_t r, std::uint64_t seed, i
 }
 
 TEST(QuotientFilter, RandomInsertsAndErasesMatchAMultisetModelAtHighLoad) {
-  for (std::uint64_t seed : {1u, 2u, 3u}) check_against_model(10, 6, seed, 20'000);
+  for (std::uint64_t seed : {1u, 2u, 3u}) check_against_model(1024, 6, seed, 20'000);
 }
 TEST(QuotientFilter, RandomInsertsAndErasesMatchTheModelInATinyTableThatAlwaysWraps) {
-  for (std::uint64_t seed : {4u, 5u, 6u, 7u}) check_against_model(3, 2, seed, 5'000);
+  for (std::uint64_t seed : {4u, 5u, 6u, 7u}) check_against_model(8, 2, seed, 5'000);
 }
 TEST(QuotientFilter, RandomInsertsAndErasesMatchTheModelWithOneBitRemainders) {
-  check_against_model(8, 1, 8, 10'000);
+  check_against_model(256, 1, 8, 10'000);
+}
+
+// ---- any slot count ------------------------------------------------------------------------------------
+
+TEST(QuotientFilter, TheFingerprintIsLemiresReductionOverSlotsTimesTwoToTheR) {
+  for (std::uint64_t slots : {7u, 1000u, 1'000'003u}) {
+    for (std::uint32_t r : {1u, 8u, 20u}) {
+      const quotient f = quotient::with_slots(slots, r);
+      for (std::uint64_t i = 0; i < 1000; ++i) {
+        const blume::digest d = f.hash(present_key(i));
+        ASSERT_EQ(f.fingerprint(d), blume::reduce(d.low, slots << r)) << slots << " " << r;
+      }
+    }
+  }
+}
+
+TEST(QuotientFilter, PowerOfTwoSlotCountsTakeTheTopBitsOfTheDigest) {
+  const quotient f = quotient::with_slots(4096, 9);
+  for (std::uint64_t i = 0; i < 1000; ++i) ASSERT_EQ(fingerprint_of(f, present_key(i)), f.hash(present_key(i)).low >> (64 - 21));
+}
+
+TEST(QuotientFilter, TheFingerprintRangeMayReachTwoToTheSixtyFour) {
+  EXPECT_NO_THROW(quotient::check_geometry(std::uint64_t{1} << 32, 32));
+  EXPECT_NO_THROW(quotient::check_geometry((std::uint64_t{1} << 33) - 1, 31));
+  EXPECT_THROW(quotient::check_geometry((std::uint64_t{1} << 33) + 1, 31), blume::invalid_argument);
+}
+
+TEST(QuotientFilter, RandomInsertsAndErasesMatchTheModelWithOddSlotCounts) {
+  for (std::uint64_t seed : {11u, 12u}) check_against_model(7, 3, seed, 5'000);
+  check_against_model(1000, 5, 13, 20'000);
+  check_against_model(1001, 1, 14, 10'000);
+}
+
+TEST(QuotientFilter, ClustersWrapAroundTheEndOfOddSlotCounts) {
+  for (std::uint64_t slots : {7u, 1000u, 1'000'003u}) {
+    quotient f = quotient::with_slots(slots, 8);
+    const quotient empty = f;
+    const std::uint64_t last = slots < 100 ? 2 : 4, wanted = std::min<std::uint64_t>(f.capacity(), 40);
+    std::vector<std::uint64_t> tail;  // keys whose canonical slot is one of the last few
+    for (std::uint64_t i = 0; tail.size() < wanted; ++i)
+      if (quotient_of(f, present_key(i)) >= slots - last) tail.push_back(present_key(i));
+    for (std::uint64_t k : tail) ASSERT_TRUE(f.insert(k)) << slots;
+    EXPECT_EQ(static_cast<unsigned>(f.storage().data()[0]) & 4u, 4u) << "slot 0 holds a shifted remainder";
+    for (std::uint64_t k : tail) ASSERT_TRUE(f.contains(k)) << slots;
+    std::vector<std::uint64_t> expected;
+    for (std::uint64_t k : tail) expected.push_back(fingerprint_of(f, k));
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(f.sorted_fingerprints(), expected) << slots;
+    EXPECT_TRUE(blume::from_bytes<quotient>(blume::to_bytes(f)) == f) << slots;
+    for (std::uint64_t k : tail) ASSERT_TRUE(f.erase(k)) << slots;
+    EXPECT_TRUE(f == empty) << slots;
+  }
+}
+
+TEST(QuotientFilter, ResizeOfOddSlotCountsKeepsEveryKeyAndItsFingerprint) {
+  for (std::uint64_t slots : {7u, 1000u, 1'000'003u}) {
+    quotient f = quotient::with_slots(slots, 10);
+    const std::uint64_t n = slots < 100'000 ? f.capacity() : slots * 85 / 100;
+    std::vector<std::uint64_t> before;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(f.insert(present_key(i)));
+      before.push_back(fingerprint_of(f, present_key(i)));
+    }
+    const std::vector<std::uint64_t> stored = f.sorted_fingerprints();
+    f.resize();
+    EXPECT_EQ(f.slots(), 2 * slots);
+    EXPECT_EQ(f.remainder_bits(), 9u);
+    EXPECT_EQ(f.sorted_fingerprints(), stored) << "the same fingerprints, split one bit further left";
+    for (std::uint64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(fingerprint_of(f, present_key(i)), before[i]) << "a key keeps its fingerprint: " << i;
+      ASSERT_TRUE(f.contains(present_key(i))) << i;
+    }
+    quotient direct = quotient::with_slots(2 * slots, 9);
+    for (std::uint64_t i = 0; i < n; ++i) direct.insert(present_key(i));
+    EXPECT_TRUE(f == direct) << slots;
+    for (std::uint64_t i = n; i < 2 * n; ++i) ASSERT_TRUE(f.insert(present_key(i)));
+    for (std::uint64_t i = 0; i < 2 * n; ++i) ASSERT_TRUE(f.contains(present_key(i))) << i;
+    EXPECT_NO_THROW((void)blume::from_bytes<quotient>(blume::to_bytes(f)));
+  }
+}
+
+TEST(QuotientFilter, MergeOfOddSlotCountsIsTheUnionAndResizesWhenFull) {
+  for (std::uint64_t slots : {7u, 1000u, 1'000'003u}) {
+    const std::uint64_t m = quotient::with_slots(slots, 12).capacity() * 45 / 100;
+    quotient a = quotient::with_slots(slots, 12), b = quotient::with_slots(slots, 12), both = a;
+    for (std::uint64_t i = 0; i < m; ++i) a.insert(present_key(i));
+    for (std::uint64_t i = m / 2; i < m / 2 + m; ++i) b.insert(present_key(i));
+    for (std::uint64_t i = 0; i < m; ++i) both.insert(present_key(i));
+    for (std::uint64_t i = m / 2; i < m / 2 + m; ++i) both.insert(present_key(i));
+    quotient merged = a;
+    merged.merge(b);
+    EXPECT_TRUE(merged == both) << slots;
+    // Twice as many again does not fit: the union is built in 2s slots of 11 bits.
+    quotient c = quotient::with_slots(slots, 12);
+    for (std::uint64_t i = 10 * m; i < 12 * m; ++i) c.insert(present_key(i));
+    if (c.size() + merged.size() <= merged.capacity()) continue;  // too small to overflow (s = 7)
+    merged.merge(c);
+    EXPECT_EQ(merged.slots(), 2 * slots);
+    EXPECT_EQ(merged.remainder_bits(), 11u);
+    for (std::uint64_t i = 0; i < m / 2 + m; ++i) ASSERT_TRUE(merged.contains(present_key(i))) << i;
+    for (std::uint64_t i = 10 * m; i < 12 * m; ++i) ASSERT_TRUE(merged.contains(present_key(i))) << i;
+    EXPECT_NO_THROW((void)blume::from_bytes<quotient>(blume::to_bytes(merged)));
+  }
+}
+
+TEST(QuotientFilter, TheSmallestTableHasTwoSlotsAndHoldsOneFingerprint) {
+  quotient f = quotient::with_slots(2, 4);
+  EXPECT_EQ(f.capacity(), 1u);
+  ASSERT_TRUE(f.insert(present_key(0)));
+  EXPECT_FALSE(f.insert(present_key(1)));
+  EXPECT_TRUE(f.contains(present_key(0)));
+  EXPECT_TRUE(blume::from_bytes<quotient>(blume::to_bytes(f)) == f);
+  f.resize();
+  EXPECT_EQ(f.slots(), 4u);
+  EXPECT_TRUE(f.contains(present_key(0)));
+}
+
+TEST(QuotientFormat, OddSlotCountsRoundTrip) {
+  quotient f = quotient::with_slots(1'000'003, 7, 99);
+  ASSERT_EQ(f.insert_many(blume_test::present_keys(900'000)), 900'000u);
+  const auto bytes = blume::to_bytes(f);
+  EXPECT_EQ(blume::decode_header(bytes).bits, 1'000'003u);
+  EXPECT_EQ(bytes.size(), blume::header_size + (1'000'003u * 10 + 63) / 64 * 8);
+  const quotient g = blume::from_bytes<quotient>(bytes);
+  EXPECT_TRUE(g == f);
+  for (std::uint64_t i = 0; i < 900'000; ++i) ASSERT_TRUE(g.contains(present_key(i)));
 }
 
 // ---- the full filter -----------------------------------------------------------------------------------
 
 TEST(QuotientFilter, AFullFilterRefusesInsertsWithoutCorruptingState) {
-  quotient f = quotient::with_geometry(6, 8);
+  quotient f = quotient::with_slots(64, 8);
   std::uint64_t stored = 0;
   while (f.insert(present_key(stored))) ++stored;
   EXPECT_EQ(stored, 60u);  // 95% of 64 slots, rounded down
@@ -197,7 +321,7 @@ TEST(QuotientFilter, AFullFilterRefusesInsertsWithoutCorruptingState) {
 }
 
 TEST(QuotientFilter, InsertManyReportsHowManyFitted) {
-  quotient f = quotient::with_geometry(6, 8);
+  quotient f = quotient::with_slots(64, 8);
   EXPECT_EQ(f.insert_many(blume_test::present_keys(100)), 60u);
   EXPECT_EQ(f.size(), 60u);
 }
@@ -240,23 +364,23 @@ TEST(QuotientFilter, ClearEmptiesTheFilter) {
 // ---- resize and merge ----------------------------------------------------------------------------------
 
 TEST(QuotientFilter, ResizeDoublesTheSlotsAndKeepsEveryKey) {
-  quotient f = quotient::with_geometry(12, 10);
+  quotient f = quotient::with_slots(4096, 10);
   const std::uint64_t n = f.capacity();
   for (std::uint64_t i = 0; i < n; ++i) ASSERT_TRUE(f.insert(present_key(i)));
   const double rate_before = f.predicted_fpr();
   f.resize();
-  EXPECT_EQ(f.quotient_bits(), 13u);
+  EXPECT_EQ(f.slots(), 8192u);
   EXPECT_EQ(f.remainder_bits(), 9u);
   EXPECT_EQ(f.size(), n);
   EXPECT_NEAR(f.load_factor(), 0.475, 0.001);
-  EXPECT_NEAR(f.predicted_fpr(), rate_before, 1e-12) << "the fingerprints keep all q + r bits";
+  EXPECT_NEAR(f.predicted_fpr(), rate_before, 1e-12) << "the fingerprint range s·2^r is unchanged";
   for (std::uint64_t i = 0; i < n; ++i) ASSERT_TRUE(f.contains(present_key(i))) << i;
   for (std::uint64_t i = n; i < 2 * n; ++i) ASSERT_TRUE(f.insert(present_key(i)));
   for (std::uint64_t i = 0; i < 2 * n; ++i) ASSERT_TRUE(f.contains(present_key(i))) << i;
 }
 
 TEST(QuotientFilter, AResizedFilterEqualsOneFilledAtTheNewGeometry) {
-  quotient resized = quotient::with_geometry(9, 7), direct = quotient::with_geometry(10, 6);
+  quotient resized = quotient::with_slots(512, 7), direct = quotient::with_slots(1024, 6);
   for (std::uint64_t i = 0; i < 480; ++i) {
     resized.insert(present_key(i));
     direct.insert(present_key(i));
@@ -266,7 +390,7 @@ TEST(QuotientFilter, AResizedFilterEqualsOneFilledAtTheNewGeometry) {
 }
 
 TEST(QuotientFilter, ResizeWithAOneBitRemainderIsRefused) {
-  quotient f = quotient::with_geometry(8, 1);
+  quotient f = quotient::with_slots(256, 1);
   f.insert(1);
   const std::string message = message_of<blume::invalid_argument>([&] { f.resize(); });
   EXPECT_TRUE(mentions(message, "1 bit"));
@@ -274,14 +398,14 @@ TEST(QuotientFilter, ResizeWithAOneBitRemainderIsRefused) {
 }
 
 TEST(QuotientFilter, MergeHoldsTheKeysOfBothAndAddsCopies) {
-  quotient a = quotient::with_geometry(12, 8), b = quotient::with_geometry(12, 8);
+  quotient a = quotient::with_slots(4096, 8), b = quotient::with_slots(4096, 8);
   for (std::uint64_t i = 0; i < 1500; ++i) a.insert(present_key(i));
   for (std::uint64_t i = 1000; i < 2500; ++i) b.insert(present_key(i));
   a.merge(b);
   EXPECT_EQ(a.size(), 3000u);
   for (std::uint64_t i = 0; i < 2500; ++i) ASSERT_TRUE(a.contains(present_key(i))) << i;
   for (std::uint64_t i = 1000; i < 1500; ++i) ASSERT_GE(a.count(present_key(i)), 2u);
-  quotient both = quotient::with_geometry(12, 8);
+  quotient both = quotient::with_slots(4096, 8);
   for (std::uint64_t i = 0; i < 1500; ++i) both.insert(present_key(i));
   for (std::uint64_t i = 1000; i < 2500; ++i) both.insert(present_key(i));
   EXPECT_TRUE(a == both);
@@ -290,45 +414,50 @@ TEST(QuotientFilter, MergeHoldsTheKeysOfBothAndAddsCopies) {
 }
 
 TEST(QuotientFilter, MergeThatDoesNotFitResizesFirst) {
-  quotient a = quotient::with_geometry(8, 10), b = quotient::with_geometry(8, 10);
+  quotient a = quotient::with_slots(256, 10), b = quotient::with_slots(256, 10);
   for (std::uint64_t i = 0; i < 200; ++i) a.insert(present_key(i));
   for (std::uint64_t i = 200; i < 400; ++i) b.insert(present_key(i));
   a.merge(b);
-  EXPECT_EQ(a.quotient_bits(), 9u);
+  EXPECT_EQ(a.slots(), 512u);
   EXPECT_EQ(a.remainder_bits(), 9u);
   for (std::uint64_t i = 0; i < 400; ++i) ASSERT_TRUE(a.contains(present_key(i))) << i;
 }
 
 TEST(QuotientFilter, MergeRefusesFiltersOfOtherGeometryOrSeedNamingTheDifference) {
-  quotient a = quotient::with_geometry(10, 8);
+  quotient a = quotient::with_slots(1024, 8);
   a.insert(1);
   const quotient before = a;
-  EXPECT_TRUE(mentions(message_of<blume::incompatible_filters>([&] { a.merge(quotient::with_geometry(11, 8)); }),
-                       "quotient bits differ (10 vs 11)"));
-  EXPECT_TRUE(mentions(message_of<blume::incompatible_filters>([&] { a.merge(quotient::with_geometry(10, 7)); }),
+  EXPECT_TRUE(mentions(message_of<blume::incompatible_filters>([&] { a.merge(quotient::with_slots(2048, 8)); }),
+                       "slot counts differ (1024 vs 2048)"));
+  EXPECT_TRUE(mentions(message_of<blume::incompatible_filters>([&] { a.merge(quotient::with_slots(1025, 8)); }),
+                       "slot counts differ (1024 vs 1025)"));
+  EXPECT_TRUE(mentions(message_of<blume::incompatible_filters>([&] { a.merge(quotient::with_slots(1024, 7)); }),
                        "remainder bits differ (8 vs 7)"));
-  EXPECT_TRUE(mentions(message_of<blume::incompatible_filters>([&] { a.merge(quotient::with_geometry(10, 8, 99)); }),
+  EXPECT_TRUE(mentions(message_of<blume::incompatible_filters>([&] { a.merge(quotient::with_slots(1024, 8, 99)); }),
                        "seeds differ"));
   EXPECT_TRUE(a == before);
 }
 
 // ---- the false-positive rate ---------------------------------------------------------------------------
 
-void check_measured_rate(std::uint32_t r) {
-  quotient f = quotient::with_geometry(21, r);
+void check_measured_rate(std::uint64_t slots, std::uint32_t r) {
+  quotient f = quotient::with_slots(slots, r);
   ASSERT_EQ(f.insert_many(blume_test::present_keys(1'000'000)), 1'000'000u);
   const double predicted = f.predicted_fpr();
-  EXPECT_NEAR(predicted, -std::expm1(-(1e6 / (1 << 21)) / std::exp2(r)), 1e-15);
+  EXPECT_NEAR(predicted, -std::expm1(-(1e6 / static_cast<double>(slots)) / std::exp2(r)), 1e-15);
   const double probes = 1'000'000;
   const double measured = static_cast<double>(f.count_contained(blume_test::absent_key_view(1'000'000))) / probes;
   EXPECT_NEAR(measured, predicted, blume_test::fpr_tolerance(predicted, probes)) << "r = " << r;
 }
 
-TEST(QuotientFilterRate, MeasuredRateMatchesThePredictionAtOneMillionKeysWithSixBitRemainders) { check_measured_rate(6); }
-TEST(QuotientFilterRate, MeasuredRateMatchesThePredictionAtOneMillionKeysWithTenBitRemainders) { check_measured_rate(10); }
+TEST(QuotientFilterRate, MeasuredRateMatchesThePredictionAtOneMillionKeysWithSixBitRemainders) { check_measured_rate(1 << 21, 6); }
+TEST(QuotientFilterRate, MeasuredRateMatchesThePredictionAtOneMillionKeysWithTenBitRemainders) { check_measured_rate(1 << 21, 10); }
+TEST(QuotientFilterRate, MeasuredRateMatchesThePredictionAtNinetyPercentLoadWithAnOddSlotCount) {
+  check_measured_rate(1'111'111, 7);
+}
 
 TEST(QuotientFilterRate, PredictionIsAtMostLoadTimesTwoToTheMinusR) {
-  quotient f = quotient::with_geometry(12, 5);
+  quotient f = quotient::with_slots(4096, 5);
   for (std::uint64_t i = 0; i < 3000; ++i) f.insert(present_key(i));
   EXPECT_LE(f.predicted_fpr(), f.load_factor() / 32);
   EXPECT_GT(f.predicted_fpr(), 0.98 * f.load_factor() / 32);
@@ -336,18 +465,57 @@ TEST(QuotientFilterRate, PredictionIsAtMostLoadTimesTwoToTheMinusR) {
 
 // ---- planning ------------------------------------------------------------------------------------------
 
-TEST(QuotientPlan, PlanUsesTheFewestSlotsForTheDesignLoadAndTheFewestRemainderBits) {
-  for (double target : {0.1, 0.01, 0.001, 1e-6}) {
-    const blume::filter_plan p = blume::plan_for(1'000'000, target, blume::filter_kind::quotient);
-    const quotient f(p);
-    EXPECT_EQ(f.quotient_bits(), 21u) << "2^20 slots would be loaded above 90%";
-    EXPECT_EQ(p.hashes, f.remainder_bits());
-    EXPECT_EQ(p.bits, f.table_bits());
-    EXPECT_EQ(p.bytes, f.storage().size());
-    EXPECT_LE(p.predicted_fpr, target);
-    EXPECT_GT(f.predicted_fpr_at(1e6) * 2, target) << "one remainder bit fewer would miss the target";
-    EXPECT_GE(f.capacity(), 1'000'000u);
+TEST(QuotientPlan, PlanUsesItemsOverTheDesignLoadSlotsAndTheFewestRemainderBits) {
+  for (std::uint64_t items : {1'000'000u, 10'000'000u, 12'345u}) {
+    for (double target : {0.1, 0.01, 0.002, 0.001, 1e-6}) {
+      const blume::filter_plan p = blume::plan_for(items, target, blume::filter_kind::quotient);
+      const quotient f(p);
+      const double n = static_cast<double>(items);
+      EXPECT_EQ(f.slots(), static_cast<std::uint64_t>(std::ceil(n / blume::quotient_plan_load))) << items;
+      EXPECT_EQ(p.hashes, f.remainder_bits());
+      EXPECT_EQ(p.bits, f.table_bits());
+      EXPECT_EQ(p.bytes, f.storage().size());
+      EXPECT_LE(p.predicted_fpr, target);
+      EXPECT_GT(f.predicted_fpr_at(n) * 2, target) << "one remainder bit fewer would miss the target";
+      EXPECT_GE(f.capacity(), items);
+      EXPECT_NEAR(p.bits_per_key(), (p.hashes + 3) / blume::quotient_plan_load, 0.01) << items << " " << target;
+    }
   }
+}
+
+TEST(QuotientPlan, PlansAreNoLongerRoundedToPowersOfTwo) {
+  // 10M keys at 1%: 2^24 slots (load 0.6) took 20 bits per key; ⌈10^7/0.9⌉ slots of 7 + 3 bits take 11.1.
+  const blume::filter_plan p = blume::plan_for(10'000'000, 0.01, blume::filter_kind::quotient);
+  EXPECT_EQ(p.hashes, 7u);
+  EXPECT_EQ(p.bits, 11'111'112u * 10);
+  EXPECT_LT(p.bits_per_key(), 11.2);
+  // At the rate of a cuckoo filter with 12-bit fingerprints (0.19%, 12.63 bits per key), within 1.2×.
+  EXPECT_LT(blume::plan_for(10'000'000, 0.0019, blume::filter_kind::quotient).bits_per_key(), 1.2 * 12.63);
+}
+
+TEST(QuotientPlan, TinyPlansHaveAtLeastTwoSlots) {
+  const quotient f(1, 0.01);
+  EXPECT_EQ(f.slots(), 2u);
+  EXPECT_EQ(f.capacity(), 1u);
+}
+
+TEST(QuotientPlan, RatesBeyondThirtyTwoRemainderBitsLowerTheLoadInstead) {
+  const blume::filter_plan p = blume::plan_for(1000, 1e-12, blume::filter_kind::quotient);
+  EXPECT_EQ(p.hashes, 32u);
+  EXPECT_LE(p.predicted_fpr, 1e-12);
+  const std::uint64_t slots = p.bits / 35;
+  EXPECT_GT(slots, 1112u);
+  EXPECT_GT(blume::math::quotient_fpr(1000, static_cast<double>(slots - 1), 32), 1e-12) << "the fewest slots";
+}
+
+TEST(QuotientPlan, PlanForBitsUsesTheBudgetWithAnySlotCount) {
+  const blume::filter_plan forward = blume::plan_for(1'000'000, 0.01, blume::filter_kind::quotient);
+  const blume::filter_plan inverse = blume::plan_for_bits(1'000'000, forward.bits, blume::filter_kind::quotient);
+  EXPECT_EQ(inverse.bits, forward.bits);
+  EXPECT_EQ(inverse.hashes, forward.hashes);
+  const blume::filter_plan roomier = blume::plan_for_bits(1'000'000, forward.bits + 1000, blume::filter_kind::quotient);
+  EXPECT_LT(roomier.predicted_fpr, forward.predicted_fpr) << "100 more slots lower the rate";
+  EXPECT_LE(roomier.bits, forward.bits + 1000);
 }
 
 TEST(QuotientPlan, AFilterAtItsPlannedCapacityMeetsItsTarget) {
@@ -360,11 +528,14 @@ TEST(QuotientPlan, AFilterAtItsPlannedCapacityMeetsItsTarget) {
 // ---- bad parameters ------------------------------------------------------------------------------------
 
 TEST(QuotientInput, BadGeometriesAreRejectedNamingTheValue) {
-  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_geometry(0, 8); }), "quotient bits must be at least 1, got 0"));
-  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_geometry(8, 0); }), "remainder bits must be at least 1, got 0"));
-  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_geometry(8, 33); }), "got 33"));
-  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_geometry(40, 30); }), "= 70"));
-  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_geometry(38, 26); }), "2^40"));
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_slots(1, 8); }), "slot count must be at least 2, got 1"));
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_slots(0, 8); }), "got 0"));
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_slots(256, 0); }), "remainder bits must be at least 1, got 0"));
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_slots(256, 33); }), "got 33"));
+  // s·2^r must fit in 64 bits: 2^32 + 1 slots of 35 bits are within 2^40 bits, but not with r = 32.
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_slots((std::uint64_t{1} << 32) + 1, 32); }), "2^64"));
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_slots(std::uint64_t{1} << 38, 26); }), "2^40"));
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_slots(~std::uint64_t{0}, 1); }), "2^40"));
 }
 
 TEST(QuotientInput, ZeroCapacityAndRatesOutsideZeroToOneAreRejected) {
@@ -376,7 +547,7 @@ TEST(QuotientInput, ZeroCapacityAndRatesOutsideZeroToOneAreRejected) {
 // ---- file format ---------------------------------------------------------------------------------------
 
 quotient sample_filter() {
-  quotient f = quotient::with_geometry(7, 5, 1234);
+  quotient f = quotient::with_slots(128, 5, 1234);
   for (std::uint64_t i = 0; i < 110; ++i) f.insert(present_key(i % 90));  // some copies, long clusters
   return f;
 }
@@ -388,7 +559,7 @@ TEST(QuotientFormat, RoundTripsThroughBytesFilesAndMappings) {
   EXPECT_EQ(h.kind, blume::filter_kind::quotient);
   EXPECT_EQ(h.bits, 128u);
   EXPECT_EQ(h.hashes, 5u);
-  EXPECT_EQ(h.block_bits, 7u);
+  EXPECT_EQ(h.block_bits, 0u) << "the layout field is 0";
   EXPECT_EQ(h.inserted, 110u);
   EXPECT_TRUE(blume::from_bytes<quotient>(bytes) == f);
   blume_test::temp_dir dir;
@@ -423,14 +594,14 @@ TEST(QuotientFormat, EveryTruncationIsRejected) {
 }
 
 TEST(QuotientFormat, AContinuationWithNoRunStartIsRejected) {
-  const quotient f = quotient::with_geometry(6, 4);  // empty: slot 10's bits are 10·7 … 10·7 + 6
+  const quotient f = quotient::with_slots(64, 4);  // empty: slot 10's bits are 10·7 … 10·7 + 6
   const auto damaged = with_payload_bit(blume::to_bytes(f), 10 * 7 + 1, true);
   EXPECT_TRUE(mentions(message_of<blume::format_error>([&] { (void)blume::from_bytes<quotient>(damaged); }),
                        "continuation"));
 }
 
 TEST(QuotientFormat, AnInconsistentShiftedBitIsRejected) {
-  quotient f = quotient::with_geometry(6, 4);
+  quotient f = quotient::with_slots(64, 4);
   std::uint64_t key = 0;
   while (quotient_of(f, present_key(key)) != 10) ++key;
   f.insert(present_key(key));  // slot 10 holds a remainder in its canonical slot
@@ -440,7 +611,7 @@ TEST(QuotientFormat, AnInconsistentShiftedBitIsRejected) {
 }
 
 TEST(QuotientFormat, MoreRunsThanOccupiedQuotientsIsRejected) {
-  quotient f = quotient::with_geometry(6, 4);
+  quotient f = quotient::with_slots(64, 4);
   std::uint64_t key = 0;
   while (quotient_of(f, present_key(key)) != 10) ++key;
   f.insert(present_key(key));
@@ -451,7 +622,7 @@ TEST(QuotientFormat, MoreRunsThanOccupiedQuotientsIsRejected) {
 }
 
 TEST(QuotientFormat, AnOccupiedQuotientWithoutARunIsRejected) {
-  quotient f = quotient::with_geometry(6, 4);
+  quotient f = quotient::with_slots(64, 4);
   std::uint64_t key = 0;
   while (quotient_of(f, present_key(key)) != 10) ++key;
   f.insert(present_key(key));
@@ -472,8 +643,9 @@ TEST(QuotientFormat, AWrongFingerprintCountIsRejected) {
 
 TEST(QuotientFormat, InvalidHeaderParametersAreRejected) {
   const auto bytes = blume::to_bytes(sample_filter());
-  for (auto change : {+[](blume::file_header& h) { h.block_bits = 0; }, +[](blume::file_header& h) { h.hashes = 0; },
-                      +[](blume::file_header& h) { h.bits = 100; }, +[](blume::file_header& h) { h.block_bits = 70; },
+  for (auto change : {+[](blume::file_header& h) { h.block_bits = 7; }, +[](blume::file_header& h) { h.hashes = 0; },
+                      +[](blume::file_header& h) { h.bits = 100; }, +[](blume::file_header& h) { h.bits = 1; },
+                      +[](blume::file_header& h) { h.bits = 0; }, +[](blume::file_header& h) { h.hashes = 33; },
                       +[](blume::file_header& h) { h.extra[2] = 1; }}) {
     auto damaged = bytes;
     blume::file_header h = blume::decode_header(damaged);
@@ -501,7 +673,7 @@ TEST(QuotientFormat, EverySingleBitFlipOfAPayloadIsRejectedOrValid) {
 }
 
 TEST(QuotientFormat, RandomPayloadsWithAValidChecksumAreRejectedOrValid) {
-  const auto bytes = blume::to_bytes(quotient::with_geometry(5, 3));  // 32 slots of 6 bits: 24 bytes
+  const auto bytes = blume::to_bytes(quotient::with_slots(32, 3));  // 32 slots of 6 bits: 24 bytes
   std::mt19937_64 rng(42);
   std::uint64_t accepted = 0;
   for (int trial = 0; trial < 5'000; ++trial) {

@@ -1,7 +1,7 @@
 // The quotient filter (Bender, Farach-Colton, Johnson, Kraner, Kuszmaul, Medjedovic, Montes, Shetty,
 // Spillane & Zadok 2012, "Don't thrash: how to cache your hash on flash"): a compact hash table of
-// fingerprints. A key's (q + r)-bit fingerprint f splits into a quotient f_q (its top q bits, the key's
-// canonical slot among 2^q) and a remainder f_r (the low r bits, what the slot stores). Remainders with the
+// fingerprints. With s slots of r-bit remainders, a key's fingerprint F ∈ [0, s·2^r) splits into a quotient
+// F >> r (the key's canonical slot among s) and a remainder F mod 2^r (what the slot stores). Remainders with the
 // same quotient form a run, stored contiguously and sorted; runs are stored in quotient order, each at or
 // after its canonical slot, so a run may be pushed right by earlier runs. Three metadata bits per slot make
 // this decodable (§2 of the paper):
@@ -11,8 +11,13 @@
 // A cluster is a maximal sequence of full slots starting with an unshifted remainder; the table wraps around.
 //
 // Choices made here:
-//  * Fingerprints: the key is hashed once (hash_key); f is the top q + r bits of the digest's low half, so a
-//    resize to (q + 1, r − 1) re-splits the same bits and needs no keys (§4 of the paper).
+//  * Any slot count s ≥ 2, not only 2^q, so memory follows the plan instead of doubling at powers of two.
+//    Fingerprints: the key is hashed once (hash_key); F = reduce(h, s·2^r) = ⌊h·s·2^r / 2^64⌋ for the
+//    digest's low half h (Lemire's multiply-high, computed as ⌊h·s / 2^(64−r)⌋ in 128 bits). F is stored as
+//    (quotient, remainder), so the table yields every F back. A resize to (2s, r − 1) keeps the range s·2^r,
+//    so the same keys have the same F and re-splitting the stored F needs no keys (§4 of the paper); a merge
+//    is a merge of the sorted F. For s = 2^q, F is the top q + r bits of h, the paper's power-of-two case.
+//    Wrap-around at s is a compare, not a mask.
 //  * Multiset: inserting a fingerprint again stores another copy, so erase of one copy keeps the other and
 //    erase is sound for every key that was inserted. count() reports the copies.
 //  * Canonical layout: runs are sorted, so the table is a function of the stored multiset alone. insert and
@@ -21,7 +26,10 @@
 //    remainder lies at max(previous position + 1, its quotient).
 //  * Load: insert refuses (returns false, changes nothing) above quotient_max_load = 95% of the slots, and
 //    always keeps one slot empty, which bounds every scan. plan_for sizes for 90% (quotient_plan_load).
-//  * Limits: q ≥ 1, 1 ≤ r ≤ 32 (quotient_max_remainder_bits), q + r ≤ 64, and 2^q·(r + 3) ≤ 2^40 bits.
+//  * Lookup: one walk back from the canonical slot to the nearest remainder stored in its own slot, counting
+//    occupied quotients and run starts on the way, then forward from the canonical slot to the key's run.
+//  * Limits: s ≥ 2, 1 ≤ r ≤ 32 (quotient_max_remainder_bits), s·2^r ≤ 2^64 (F fits in 64 bits), and
+//    s·(r + 3) ≤ 2^40 bits.
 //
 // Thread safety: const calls (contains, count, contains_many, count_contained, estimates, copying, saving)
 // may run concurrently with each other; every other call (insert, insert_many, erase, clear, resize, merge,
@@ -63,41 +71,41 @@ class quotient_filter {
   quotient_filter(std::uint64_t capacity, double fpr, std::uint64_t seed = Hasher::default_seed)
       : quotient_filter(plan_for(capacity, fpr, kind), seed) {}
 
-  /// A filter with the geometry of a quotient plan: 2^q slots (bits / (hashes + 3)) of r = hashes bits.
+  /// A filter with the geometry of a quotient plan: s = bits / (hashes + 3) slots of r = hashes bits.
   explicit quotient_filter(const filter_plan& plan, std::uint64_t seed = Hasher::default_seed)
-      : quotient_filter(quotient_bits_of(plan), plan.hashes, Hasher(seed)) {}
+      : quotient_filter(slots_of(plan), plan.hashes, Hasher(seed)) {}
 
-  /// A filter of 2^quotient_bits slots holding remainders of remainder_bits bits.
-  static quotient_filter with_geometry(std::uint32_t quotient_bits, std::uint32_t remainder_bits,
-                                       std::uint64_t seed = Hasher::default_seed) {
-    return quotient_filter(quotient_bits, remainder_bits, Hasher(seed));
+  /// A filter of `slots` slots (any count ≥ 2) holding remainders of remainder_bits bits.
+  static quotient_filter with_slots(std::uint64_t slots, std::uint32_t remainder_bits,
+                                    std::uint64_t seed = Hasher::default_seed) {
+    return quotient_filter(slots, remainder_bits, Hasher(seed));
   }
 
-  /// Throws invalid_argument naming the bad value unless q ≥ 1, 1 ≤ r ≤ 32, q + r ≤ 64 and the table fits
-  /// in max_filter_bits.
-  static void check_geometry(std::uint32_t q, std::uint32_t r) {
-    if (q == 0) throw invalid_argument("quotient filter: quotient bits must be at least 1, got 0");
+  /// Throws invalid_argument naming the bad value unless s ≥ 2, 1 ≤ r ≤ 32, s·2^r ≤ 2^64 (the fingerprint
+  /// range fits in 64 bits) and the table of s·(r + 3) bits fits in max_filter_bits.
+  static void check_geometry(std::uint64_t s, std::uint32_t r) {
+    if (s < 2) throw invalid_argument("quotient filter: the slot count must be at least 2, got " + std::to_string(s));
     if (r == 0) throw invalid_argument("quotient filter: remainder bits must be at least 1, got 0");
     if (r > quotient_max_remainder_bits)
       throw invalid_argument("quotient filter: remainder bits must be at most " +
                              std::to_string(quotient_max_remainder_bits) + ", got " + std::to_string(r));
-    if (q + r > 64)
-      throw invalid_argument("quotient filter: quotient bits + remainder bits must be at most 64, got " +
-                             std::to_string(q) + " + " + std::to_string(r) + " = " + std::to_string(q + r));
-    if (q > 40 || (std::uint64_t{1} << q) * (r + quotient_metadata_bits) > max_filter_bits)
-      throw invalid_argument("quotient filter: 2^" + std::to_string(q) + " slots of " +
+    if (s > max_filter_bits / (r + quotient_metadata_bits))
+      throw invalid_argument("quotient filter: " + std::to_string(s) + " slots of " +
                              std::to_string(r + quotient_metadata_bits) +
                              " bits exceed the maximum of 2^40 bits (128 GiB)");
+    if (r > 64 - std::bit_width(s - 1))  // s·2^r ≤ 2^64 ⟺ s ≤ 2^(64−r) ⟺ bit_width(s − 1) ≤ 64 − r
+      throw invalid_argument("quotient filter: " + std::to_string(s) + " slots times 2^" + std::to_string(r) +
+                             " remainders exceed the 2^64 fingerprints of a 64-bit hash");
   }
 
   // ---- serialization hooks (used by format.hpp) ------------------------------------------------------
-  // Header fields: bits = 2^q (the slots), hashes = r, layout = q, extra all zero (docs/format.md).
+  // Header fields: bits = s (the slots), hashes = r, layout = 0, extra all zero (docs/format.md).
 
   filter_parameters parameters() const noexcept {
     filter_parameters p;
     p.bits = slots_;
     p.hashes = r_;
-    p.layout = q_;
+    p.layout = 0;
     return p;
   }
   template <class Fn>
@@ -105,13 +113,11 @@ class quotient_filter {
     fn(std::span<const std::byte>(storage_.data(), storage_.size()));
   }
   static std::uint64_t payload_size(const filter_parameters& p) {
-    check_geometry(p.layout, p.hashes);
-    if (p.bits != (std::uint64_t{1} << p.layout))
-      throw invalid_argument("quotient filter: " + std::to_string(p.bits) + " slots is not 2^" +
-                             std::to_string(p.layout));
+    if (p.layout != 0) throw invalid_argument("quotient filter: layout must be 0, got " + std::to_string(p.layout));
+    check_geometry(p.bits, p.hashes);
     for (std::uint64_t x : p.extra)
       if (x != 0) throw invalid_argument("reserved header bytes are not zero");
-    return storage_bytes(p.layout, p.hashes);
+    return storage_bytes(p.bits, p.hashes);
   }
   /// Adopts `payload` (zero-copy when it is a file mapping) after checking that the table is one this
   /// filter could have written (see validate_table); throws format_error saying what is wrong.
@@ -122,10 +128,10 @@ class quotient_filter {
     } catch (const invalid_argument& e) {
       throw format_error(std::string("invalid parameters: ") + e.what());
     }
-    if (payload.size() != storage_bytes(p.layout, p.hashes))
+    if (payload.size() != storage_bytes(p.bits, p.hashes))
       throw format_error("payload holds " + std::to_string(payload.size()) + " bytes but the parameters need " +
-                         std::to_string(storage_bytes(p.layout, p.hashes)));
-    quotient_filter f(p.layout, p.hashes, Hasher(seed), std::move(payload));
+                         std::to_string(storage_bytes(p.bits, p.hashes)));
+    quotient_filter f(p.bits, p.hashes, Hasher(seed), std::move(payload));
     const std::uint64_t stored = f.validate_table();
     if (stored != inserted)
       throw format_error("the header announces " + std::to_string(inserted) + " fingerprints but the table holds " +
@@ -224,21 +230,22 @@ class quotient_filter {
     entries_ = 0;
   }
 
-  /// Doubles the slots: q + 1 quotient bits and r − 1 remainder bits, rebuilt from the stored fingerprints
-  /// (the same q + r bits split one bit further left), so every stored key stays a member and the
-  /// false-positive rate at a given number of keys is unchanged while the load halves. Throws
-  /// invalid_argument when r is already 1 or the doubled table would exceed 2^40 bits.
+  /// Doubles the slots: 2s slots of r − 1 remainder bits, rebuilt from the stored fingerprints. The range
+  /// 2s·2^(r−1) = s·2^r is unchanged, so each key keeps its fingerprint F, now split one bit further left:
+  /// every stored key stays a member and the false-positive rate at a given number of keys is unchanged
+  /// while the load halves. Throws invalid_argument when r is already 1 or the doubled table would exceed
+  /// 2^40 bits.
   void resize() {
     if (r_ == 1)
-      throw invalid_argument("quotient filter: cannot resize, the remainder is already 1 bit (q = " +
-                             std::to_string(q_) + ")");
-    check_geometry(q_ + 1, r_ - 1);
-    rebuild(q_ + 1, r_ - 1, sorted_fingerprints());
+      throw invalid_argument("quotient filter: cannot resize, the remainder is already 1 bit (" +
+                             std::to_string(slots_) + " slots)");
+    check_geometry(slots_ * 2, r_ - 1);
+    rebuild(slots_ * 2, r_ - 1, sorted_fingerprints());
   }
 
   /// Union: afterwards the filter holds every fingerprint of both (copies add up: a merge of the two
-  /// sorted fingerprint streams). Throws incompatible_filters unless both have the same q, r and seed.
-  /// When the union would exceed quotient_max_load, the result is resized (q + 1, r − 1, repeatedly as
+  /// sorted fingerprint streams). Throws incompatible_filters unless both have the same s, r and seed.
+  /// When the union would exceed quotient_max_load, the result is resized (2s, r − 1, repeatedly as
   /// needed) first, so afterwards this filter may no longer be compatible with `other`; invalid_argument
   /// when even r = 1 cannot hold it.
   void merge(const quotient_filter& other) {
@@ -247,16 +254,17 @@ class quotient_filter {
     const std::vector<std::uint64_t> theirs = other.sorted_fingerprints();
     std::vector<std::uint64_t> all(mine.size() + theirs.size());
     std::merge(mine.begin(), mine.end(), theirs.begin(), theirs.end(), all.begin());
-    std::uint32_t q = q_, r = r_;
-    while (all.size() > max_entries_for(q)) {
+    std::uint64_t s = slots_;
+    std::uint32_t r = r_;
+    while (all.size() > max_entries_for(s)) {
       if (r == 1)
         throw invalid_argument("quotient filter: the union of " + std::to_string(all.size()) +
                                " fingerprints does not fit even with 1 remainder bit");
-      ++q;
+      s *= 2;
       --r;
-      check_geometry(q, r);
+      check_geometry(s, r);
     }
-    rebuild(q, r, all);
+    rebuild(s, r, all);
   }
 
   /// Throws incompatible_filters naming the first parameter that differs.
@@ -265,7 +273,7 @@ class quotient_filter {
       throw incompatible_filters("cannot " + std::string(operation) + " quotient filters: " + std::string(what) +
                                  " differ (" + std::to_string(a) + " vs " + std::to_string(b) + ")");
     };
-    if (q_ != other.q_) fail("quotient bits", q_, other.q_);
+    if (slots_ != other.slots_) fail("slot counts", slots_, other.slots_);
     if (r_ != other.r_) fail("remainder bits", r_, other.r_);
     if (seed() != other.seed()) fail("seeds", seed(), other.seed());
   }
@@ -288,10 +296,13 @@ class quotient_filter {
     return math::quotient_fpr(items, static_cast<double>(slots_), r_);
   }
 
-  std::uint32_t quotient_bits() const noexcept { return q_; }
   std::uint32_t remainder_bits() const noexcept { return r_; }
   std::uint64_t slots() const noexcept { return slots_; }
-  /// Bits of the table: 2^q·(r + 3), the `bits` of a quotient filter_plan.
+  /// The fingerprint of a digest, in [0, slots()·2^r): quotient F >> r, remainder F mod 2^r.
+  std::uint64_t fingerprint(const digest& d) const noexcept {
+    return static_cast<std::uint64_t>((static_cast<uint128_t>(d.low) * slots_) >> (64 - r_));
+  }
+  /// Bits of the table: s·(r + 3), the `bits` of a quotient filter_plan.
   std::uint64_t table_bits() const noexcept { return slots_ * width_; }
   std::uint64_t seed() const noexcept { return hasher_.seed(); }
   /// Memory held: the table, this object and the scratch space of insert and erase.
@@ -302,7 +313,7 @@ class quotient_filter {
   const byte_storage& storage() const noexcept { return storage_; }
   bool is_mapped() const noexcept { return storage_.file_backed(); }
 
-  /// Every stored fingerprint (q + r bits, quotient in the high bits), ascending, copies repeated.
+  /// Every stored fingerprint F = quotient·2^r + remainder, ascending, copies repeated.
   std::vector<std::uint64_t> sorted_fingerprints() const {
     std::vector<std::uint64_t> out;
     out.reserve(entries_);
@@ -318,7 +329,7 @@ class quotient_filter {
   }
 
   friend bool operator==(const quotient_filter& a, const quotient_filter& b) noexcept {
-    if (a.q_ != b.q_ || a.r_ != b.r_ || a.seed() != b.seed() || a.entries_ != b.entries_) return false;
+    if (a.slots_ != b.slots_ || a.r_ != b.r_ || a.seed() != b.seed() || a.entries_ != b.entries_) return false;
     return std::equal(a.storage_.data(), a.storage_.data() + a.storage_.size(), b.storage_.data());
   }
 
@@ -333,40 +344,38 @@ class quotient_filter {
   static bool is_empty(std::uint64_t v) noexcept { return (v & metadata_mask) == 0; }
   static std::uint64_t remainder_of(std::uint64_t v) noexcept { return v >> 3; }
 
-  static std::uint64_t storage_bytes(std::uint32_t q, std::uint32_t r) noexcept {
-    return ((std::uint64_t{1} << q) * (r + quotient_metadata_bits) + 63) / 64 * 8;
+  static std::uint64_t storage_bytes(std::uint64_t s, std::uint32_t r) noexcept {
+    return (s * (r + quotient_metadata_bits) + 63) / 64 * 8;
   }
-  static std::uint64_t checked_storage_bytes(std::uint32_t q, std::uint32_t r) {
-    check_geometry(q, r);  // before anything is computed from q or allocated
-    return storage_bytes(q, r);
+  static std::uint64_t checked_storage_bytes(std::uint64_t s, std::uint32_t r) {
+    check_geometry(s, r);  // before anything is computed from s or allocated
+    return storage_bytes(s, r);
   }
-  /// 95% of the slots (integer arithmetic: exact for every q), and at most all but one.
-  static std::uint64_t max_entries_for(std::uint32_t q) noexcept {
-    const std::uint64_t slots = std::uint64_t{1} << q;
+  /// 95% of the slots (integer arithmetic: exact for every s ≤ 2^38), and at most all but one.
+  static std::uint64_t max_entries_for(std::uint64_t slots) noexcept {
     return std::min(slots - 1, slots * 19 / 20);
   }
   static_assert(quotient_max_load == 0.95, "max_entries_for computes 95% as 19/20");
 
-  static std::uint32_t quotient_bits_of(const filter_plan& plan) {
+  static std::uint64_t slots_of(const filter_plan& plan) {
     if (plan.kind != kind)
       throw invalid_argument("quotient filter: the plan is for the '" + std::string(kind_name(plan.kind)) + "' kind");
     const std::uint64_t slots = plan.bits / (plan.hashes + quotient_metadata_bits);
-    if (slots == 0 || (slots & (slots - 1)) != 0 || slots * (plan.hashes + quotient_metadata_bits) != plan.bits)
-      throw invalid_argument("quotient filter: plan bits " + std::to_string(plan.bits) + " are not 2^q·(r + 3)");
-    return static_cast<std::uint32_t>(std::countr_zero(slots));
+    if (slots * (plan.hashes + quotient_metadata_bits) != plan.bits)
+      throw invalid_argument("quotient filter: plan bits " + std::to_string(plan.bits) + " are not s·(r + 3) with r = " +
+                             std::to_string(plan.hashes));
+    return slots;
   }
 
-  quotient_filter(std::uint32_t q, std::uint32_t r, const Hasher& h)
-      : quotient_filter(q, r, h, byte_storage::allocate(checked_storage_bytes(q, r))) {}
-  quotient_filter(std::uint32_t q, std::uint32_t r, const Hasher& h, byte_storage storage)
-      : q_(q),
-        r_(r),
+  quotient_filter(std::uint64_t s, std::uint32_t r, const Hasher& h)
+      : quotient_filter(s, r, h, byte_storage::allocate(checked_storage_bytes(s, r))) {}
+  quotient_filter(std::uint64_t s, std::uint32_t r, const Hasher& h, byte_storage storage)
+      : r_(r),
         width_(r + quotient_metadata_bits),
-        slots_(std::uint64_t{1} << q),
-        mask_(slots_ - 1),
+        slots_(s),
         slot_mask_((std::uint64_t{1} << width_) - 1),
         remainder_mask_((std::uint64_t{1} << r) - 1),
-        max_entries_(max_entries_for(q)),
+        max_entries_(max_entries_for(s)),
         hasher_(h),
         storage_(std::move(storage)) {}
 
@@ -395,11 +404,10 @@ class quotient_filter {
       w[1] = (w[1] & ~(slot_mask_ >> low)) | (v >> low);
     }
   }
-  std::uint64_t next(std::uint64_t i) const noexcept { return (i + 1) & mask_; }
-  std::uint64_t previous(std::uint64_t i) const noexcept { return (i - 1) & mask_; }
-
-  /// The top q + r bits of the digest's low half.
-  std::uint64_t fingerprint(const digest& d) const noexcept { return d.low >> (64 - q_ - r_); }
+  std::uint64_t next(std::uint64_t i) const noexcept { return i + 1 == slots_ ? 0 : i + 1; }
+  std::uint64_t previous(std::uint64_t i) const noexcept { return (i == 0 ? slots_ : i) - 1; }
+  /// i mod s for i < 2s.
+  std::uint64_t wrap(std::uint64_t i) const noexcept { return i >= slots_ ? i - slots_ : i; }
 
   /// The start of the cluster holding slot i (i full): walk back over shifted remainders.
   std::uint64_t cluster_start(std::uint64_t i) const noexcept {
@@ -407,14 +415,24 @@ class quotient_filter {
     return i;
   }
 
-  /// Where the run of quotient fq (is_occupied) starts (§2): from the cluster start, step run by run and
-  /// occupied quotient by occupied quotient until the quotient is fq.
+  /// Where the run of quotient fq starts (fq is_occupied, so slot fq is full). The paper (§2) walks back to
+  /// the cluster start and then forward twice over the same slots; here one walk back goes to the nearest
+  /// slot j ≤ fq whose remainder lies in its own slot (full, not shifted: quotient j's run starts there;
+  /// every slot passed is full), counting in [j, fq) the occupied quotients A (runs that come before fq's)
+  /// and the run starts B (those of them that begin before slot fq). The other A − B begin at or after fq,
+  /// so the walk forward from fq skips to the first run start and then A − B more.
   std::uint64_t run_start(std::uint64_t fq) const noexcept {
-    std::uint64_t b = cluster_start(fq);
-    std::uint64_t s = b;
-    while (b != fq) {
+    std::uint64_t j = fq, v = get(fq);
+    std::uint64_t pending = 0;  // A − B (modulo 2^64 on the way; A ≥ B at the end)
+    while (is_shifted(v)) {
+      j = previous(j);
+      v = get(j);
+      pending += (v & occupied_bit) - ((v & continuation_bit) == 0);
+    }
+    std::uint64_t s = fq;
+    while (is_continuation(get(s))) s = next(s);
+    for (; pending != 0; --pending) {
       do s = next(s); while (is_continuation(get(s)));
-      do b = next(b); while (!is_occupied(get(b)));
     }
     return s;
   }
@@ -445,10 +463,10 @@ class quotient_filter {
     scratch_.clear();
     std::uint64_t quotient = 0;
     for (std::uint64_t u = 0;; ++u) {
-      const std::uint64_t v = get((b + u) & mask_);
+      const std::uint64_t v = get(wrap(b + u));
       if (is_empty(v)) return u;
       if (u != 0 && !is_continuation(v)) {  // a new run: it belongs to the next occupied quotient
-        do ++quotient; while (!is_occupied(get((b + quotient) & mask_)));
+        do ++quotient; while (!is_occupied(get(wrap(b + quotient))));
       }
       scratch_.push_back((quotient << r_) | remainder_of(v));
     }
@@ -458,17 +476,17 @@ class quotient_filter {
   /// max(previous position + 1, its quotient), is_shifted where that is not the quotient, is_continuation
   /// within a run, is_occupied exactly at the quotients present. Slots left over become empty.
   void encode_stretch(std::uint64_t b, std::uint64_t length) noexcept {
-    for (std::uint64_t u = 0; u < length; ++u) set((b + u) & mask_, 0);
+    for (std::uint64_t u = 0; u < length; ++u) set(wrap(b + u), 0);
     std::uint64_t position = 0, previous_quotient = ~std::uint64_t{0};
     for (const std::uint64_t e : scratch_) {
       const std::uint64_t quotient = e >> r_;
       const std::uint64_t p = std::max(position, quotient);
-      const std::uint64_t slot = (b + p) & mask_;
+      const std::uint64_t slot = wrap(b + p);
       std::uint64_t v = (e & remainder_mask_) << 3 | (get(slot) & occupied_bit);
       if (quotient == previous_quotient) v |= continuation_bit;
       if (p != quotient) v |= shifted_bit;
       set(slot, v);
-      const std::uint64_t home = (b + quotient) & mask_;
+      const std::uint64_t home = wrap(b + quotient);
       set(home, get(home) | occupied_bit);
       position = p + 1;
       previous_quotient = quotient;
@@ -485,7 +503,7 @@ class quotient_filter {
     }
     const std::uint64_t b = cluster_start(fq);
     const std::uint64_t length = decode_stretch(b);
-    const std::uint64_t entry = ((fq - b) & mask_) << r_ | fr;
+    const std::uint64_t entry = (fq >= b ? fq - b : fq + slots_ - b) << r_ | fr;
     scratch_.insert(std::upper_bound(scratch_.begin(), scratch_.end(), entry), entry);
     encode_stretch(b, length + 1);  // the stretch grows into the empty slot that ended it
     ++entries_;
@@ -497,7 +515,7 @@ class quotient_filter {
     if (!is_occupied(get(fq))) return false;
     const std::uint64_t b = cluster_start(fq);
     const std::uint64_t length = decode_stretch(b);
-    const std::uint64_t entry = ((fq - b) & mask_) << r_ | fr;
+    const std::uint64_t entry = (fq >= b ? fq - b : fq + slots_ - b) << r_ | fr;
     const auto at = std::lower_bound(scratch_.begin(), scratch_.end(), entry);
     if (at == scratch_.end() || *at != entry) return false;
     scratch_.erase(at);
@@ -510,7 +528,7 @@ class quotient_filter {
 
   std::uint64_t first_empty_slot() const noexcept {
     std::uint64_t i = 0;
-    while (!is_empty(get(i))) ++i;  // at most capacity() < 2^q slots are full
+    while (!is_empty(get(i))) ++i;  // at most capacity() < s slots are full
     return i;
   }
 
@@ -520,7 +538,7 @@ class quotient_filter {
   void for_each_block_from(std::uint64_t e, Fn&& fn) const {
     std::uint64_t quotient = e;
     for (std::uint64_t i = 1; i < slots_; ++i) {
-      const std::uint64_t s = (e + i) & mask_;
+      const std::uint64_t s = wrap(e + i);
       const std::uint64_t v = get(s);
       if (is_empty(v)) continue;
       if (!is_shifted(v)) {
@@ -532,12 +550,12 @@ class quotient_filter {
     }
   }
 
-  /// Replaces the table by one of 2^q slots of r-bit remainders holding the (q + r)-bit fingerprints
-  /// `sorted` (ascending). Positions follow the canonical rule; the remainders pushed past the last slot
+  /// Replaces the table by one of s slots of r-bit remainders holding the fingerprints `sorted` (ascending,
+  /// each below s·2^r). Positions follow the canonical rule; the remainders pushed past the last slot
   /// wrap to the front and push the first runs in turn, so the first free position is found by iterating
   /// to a fixed point (it only grows, and fewer fingerprints than slots bound it).
-  void rebuild(std::uint32_t q, std::uint32_t r, std::span<const std::uint64_t> sorted) {
-    quotient_filter fresh(q, r, hasher_);
+  void rebuild(std::uint64_t s, std::uint32_t r, std::span<const std::uint64_t> sorted) {
+    quotient_filter fresh(s, r, hasher_);
     std::uint64_t first_free = 0;
     for (;;) {
       std::uint64_t position = first_free;
@@ -550,7 +568,7 @@ class quotient_filter {
     for (const std::uint64_t f : sorted) {
       const std::uint64_t quotient = f >> r;
       const std::uint64_t p = std::max(position, quotient);
-      const std::uint64_t slot = p & fresh.mask_;
+      const std::uint64_t slot = fresh.wrap(p);
       std::uint64_t v = (f & fresh.remainder_mask_) << 3 | (fresh.get(slot) & occupied_bit);
       if (quotient == previous_quotient) v |= continuation_bit;
       if (p != quotient) v |= shifted_bit;
@@ -580,12 +598,12 @@ class quotient_filter {
     while (e < slots_ && !is_empty(get(e))) ++e;
     if (e == slots_) throw format_error("quotient table has no empty slot");
     auto bad = [&](std::uint64_t offset, const std::string& what) {
-      return format_error("quotient table slot " + std::to_string((e + offset) & mask_) + ": " + what);
+      return format_error("quotient table slot " + std::to_string(wrap(e + offset)) + ": " + what);
     };
     std::uint64_t stored = 0;
     std::uint64_t i = 0;  // offset from e; offset slots_ is e itself, which is empty
     while (i < slots_) {
-      std::uint64_t v = get((e + i) & mask_);
+      std::uint64_t v = get(wrap(e + i));
       if (is_empty(v)) {
         if (remainder_of(v) != 0) throw bad(i, "an empty slot holds a remainder");
         ++i;
@@ -598,10 +616,10 @@ class quotient_filter {
       ++stored;
       std::uint64_t j = i + 1;
       for (; j < slots_; ++j) {
-        v = get((e + j) & mask_);
+        v = get(wrap(e + j));
         if (is_empty(v)) break;
         if (!is_continuation(v)) {
-          do ++quotient; while (quotient <= j && !is_occupied(get((e + quotient) & mask_)));
+          do ++quotient; while (quotient <= j && !is_occupied(get(wrap(e + quotient))));
           if (quotient > j) throw bad(j, "a run starts but no occupied quotient is left for it");
         } else if (remainder_of(v) < previous_remainder) {
           throw bad(j, "remainders of a run out of order");
@@ -611,7 +629,7 @@ class quotient_filter {
         ++stored;
       }
       for (std::uint64_t k = quotient + 1; k < j; ++k)
-        if (is_occupied(get((e + k) & mask_))) throw bad(k, "marked occupied but has no run");
+        if (is_occupied(get(wrap(e + k)))) throw bad(k, "marked occupied but has no run");
       i = j;
     }
     if (stored > max_entries_)
@@ -657,11 +675,9 @@ class quotient_filter {
     }
   }
 
-  std::uint32_t q_;
   std::uint32_t r_;
   std::uint32_t width_;  // r + 3
   std::uint64_t slots_;
-  std::uint64_t mask_;
   std::uint64_t slot_mask_;
   std::uint64_t remainder_mask_;
   std::uint64_t max_entries_;
