@@ -364,9 +364,9 @@ TEST(Planner, PlanForBitsGivesLowerRatesForLargerBudgets) {
       try {
         rate = plan_for_bits(1'000'000, bits, kind).predicted_fpr;
       } catch (const blume::invalid_argument&) {
-        // A cuckoo filter needs at least 8 bits per slot at 95% load, 8.4M bits for 10^6 keys, and a quotient
-        // filter 2^21 slots of at least 4 bits: a kind may refuse budgets below its smallest workable one,
-        // but never a budget above one it took.
+        // A cuckoo filter needs at least 8 bits per slot at 95% load (8.4M bits for 10^6 keys) and a quotient
+        // filter slots of at least 4 bits at its maximum load: a kind may refuse budgets below its smallest
+        // workable one, but never a budget above one it took.
         EXPECT_EQ(previous, 1.0) << blume::kind_name(kind) << " refused " << bits << " after a smaller budget";
         continue;
       }
