@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "blume/detail/bits.hpp"
+#include "blume/detail/pipeline.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
 #include "blume/kind.hpp"
@@ -65,7 +66,7 @@ class quotient_filter {
   using hasher_type = Hasher;
   static constexpr filter_kind kind = filter_kind::quotient;
   /// Keys hashed and prefetched per step of the bulk calls (as in basic_bloom_filter).
-  static constexpr std::size_t batch_size = 32;
+  static constexpr std::size_t batch_size = detail::pipeline_batch;
 
   /// A filter for `capacity` items at false-positive rate `fpr`, sized by plan_for(capacity, fpr, quotient).
   quotient_filter(std::uint64_t capacity, double fpr, std::uint64_t seed = Hasher::default_seed)
@@ -640,39 +641,9 @@ class quotient_filter {
 
   // ---- batches ---------------------------------------------------------------------------------------
 
-  template <class T>
-  digest to_digest(const T& item) const noexcept {
-    if constexpr (std::is_same_v<std::remove_cvref_t<T>, digest>) {
-      return item;
-    } else {
-      return hash(item);
-    }
-  }
-
-  /// Software pipelining as in basic_bloom_filter: batch i + 1 is hashed and its canonical slots
-  /// prefetched while batch i is used.
   template <class R, class Prefetch, class Use>
   void pipelined(const R& items, Prefetch&& prefetch, Use&& use) const {
-    digest buffers[2][batch_size];
-    std::size_t filled[2] = {0, 0};
-    auto it = std::ranges::begin(items);
-    const auto end = std::ranges::end(items);
-    auto fill = [&](int slot) {
-      std::size_t n = 0;
-      for (; n < batch_size && it != end; ++it) {
-        const digest d = to_digest(*it);
-        prefetch(d);
-        buffers[slot][n++] = d;
-      }
-      filled[slot] = n;
-    };
-    int slot = 0;
-    fill(slot);
-    while (filled[slot] != 0) {
-      fill(slot ^ 1);
-      use(std::span<const digest>(buffers[slot], filled[slot]));
-      slot ^= 1;
-    }
+    detail::pipelined(items, [this](const auto& k) { return hash(k); }, prefetch, use);
   }
 
   std::uint32_t r_;
