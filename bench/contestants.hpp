@@ -8,16 +8,24 @@
 //   double predicted_fpr() const;              its model's false-positive rate at capacity (0 if exact)
 // and, only where the library has a bulk path (our filters):
 //   void insert_many(range);  std::size_t count_contained(range) const;  operator==
+// and, only where the structure can delete (counting, cuckoo, quotient, the hash sets):
+//   bool erase(key);                           remove one key; true if something was removed
+// Kinds whose lookups may miss present keys by design (stable, aging) say so with
+//   static constexpr bool false_negatives_by_design = true;
 #pragma once
 
 #include <bloom.h>
 
+#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <memory>
+#include <ranges>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -26,10 +34,16 @@
 #include <absl/container/flat_hash_set.h>
 #include <absl/hash/hash.h>
 
+#include "blume/aging_bloom_filter.hpp"
 #include "blume/blocked_bloom_filter.hpp"
 #include "blume/bloom_filter.hpp"
+#include "blume/counting_bloom_filter.hpp"
+#include "blume/cuckoo_filter.hpp"
 #include "blume/partitioned_bloom_filter.hpp"
 #include "blume/plan.hpp"
+#include "blume/quotient_filter.hpp"
+#include "blume/scalable_bloom_filter.hpp"
+#include "blume/stable_bloom_filter.hpp"
 
 namespace blume::bench {
 
@@ -104,6 +118,176 @@ class blume_contestant {
   Filter filter_;
 };
 
+// ---- the rest of the family (selected with --family or by name in --kinds) -------------------------------
+
+/// How each family kind is built for `capacity` keys at target_fpr, and what to say about its geometry.
+/// Only the public API is used: (capacity, fpr) constructors, insert/contains/erase/count_contained,
+/// size_in_bytes, predicted_fpr, and the kind's own geometry getters for the details line.
+struct counting_kind {
+  using filter = blume::counting_bloom_filter<4>;
+  static filter make(std::uint64_t capacity) { return filter(capacity, target_fpr); }
+  static double predicted_fpr(const filter& f, std::uint64_t capacity) {
+    return f.predicted_fpr_at(static_cast<double>(capacity));
+  }
+  static std::string details(const filter& f) {
+    return "4-bit counters: " + std::to_string(f.bits()) + " counters, k = " + std::to_string(f.hashes());
+  }
+};
+
+struct scalable_kind {
+  using filter = blume::scalable_bloom_filter<>;
+  static filter make(std::uint64_t capacity) { return filter(capacity, target_fpr); }
+  static double predicted_fpr(const filter& f, std::uint64_t) { return f.predicted_fpr(); }
+  static std::string details(const filter& f) {
+    return "first layer for n keys at 0.5% (tightening 0.5, growth 2); " + std::to_string(f.layers().size()) +
+           " layer(s) after n inserts";
+  }
+};
+
+struct cuckoo_kind {
+  using filter = blume::cuckoo_filter<>;
+  static constexpr bool insert_false_means_full = true;
+  static filter make(std::uint64_t capacity) { return filter(capacity, target_fpr); }
+  static double predicted_fpr(const filter& f, std::uint64_t) { return f.predicted_fpr(); }  // at its load
+  static std::string details(const filter& f) {
+    char load[32];
+    std::snprintf(load, sizeof load, "%.1f%%", f.load_factor() * 100);
+    return std::to_string(f.fingerprint_bits()) + "-bit fingerprints, " + std::to_string(f.buckets()) +
+           " buckets of " + std::to_string(f.bucket_size()) + ", load " + load + " after n inserts";
+  }
+};
+
+struct quotient_kind {
+  using filter = blume::quotient_filter<>;
+  static constexpr bool insert_false_means_full = true;
+  static filter make(std::uint64_t capacity) { return filter(capacity, target_fpr); }
+  static double predicted_fpr(const filter& f, std::uint64_t) { return f.predicted_fpr(); }  // at n entries
+  /// A template so that only the geometry getters the filter still offers are read (its internals are
+  /// being reworked: power-of-two quotients or any slot count).
+  template <class F>
+  static std::string details(const F& f) {
+    std::string out;
+    if constexpr (requires { f.slots(); }) out += std::to_string(f.slots()) + " slots, ";
+    if constexpr (requires { f.quotient_bits(); }) out += "q = " + std::to_string(f.quotient_bits()) + ", ";
+    if constexpr (requires { f.remainder_bits(); }) out += "r = " + std::to_string(f.remainder_bits()) + ", ";
+    if constexpr (requires { f.load_factor(); }) {
+      char load[32];
+      std::snprintf(load, sizeof load, "%.1f%%", f.load_factor() * 100);
+      out += std::string("load ") + load + " after n inserts";
+    }
+    return out;
+  }
+};
+
+struct stable_kind {
+  using filter = blume::stable_bloom_filter<>;
+  static constexpr bool false_negatives_by_design = true;
+  /// Cells and k from plan_for(n, fpr, stable) (the classic geometry in 2-bit cells); for_rate then picks
+  /// the decrements P that make the rate on an endless stream the target.
+  static filter make(std::uint64_t capacity) {
+    const blume::filter_plan plan = blume::plan_for(capacity, target_fpr, blume::filter_kind::stable);
+    return filter::for_rate(plan.bits, plan.hashes, target_fpr);
+  }
+  static double predicted_fpr(const filter& f, std::uint64_t) { return f.predicted_fpr(); }  // from its zeros now
+  static std::string details(const filter& f) {
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%.4f%%", f.stable_fpr() * 100);
+    return std::to_string(f.cells()) + " cells of 2 bits, k = " + std::to_string(f.hashes()) + ", P = " +
+           std::to_string(f.decrements()) + " decrements per insert; stable (endless-stream) rate " + limit;
+  }
+};
+
+struct aging_kind {
+  using filter = blume::aging_bloom_filter<>;
+  static constexpr bool false_negatives_by_design = true;
+  static filter make(std::uint64_t capacity) {
+    return filter(capacity, target_fpr, std::chrono::nanoseconds{0}, filter::hasher_type::default_seed, now());
+  }
+  static double predicted_fpr(const filter& f, std::uint64_t) { return f.predicted_fpr(); }
+  static std::string details(const filter& f) {
+    return "window = n = " + std::to_string(f.window()) + " items (two split-block buffers of n/2 at 0.5%); " +
+           std::to_string(f.inserted()) + " items in the window after n inserts";
+  }
+  /// A count-based window never consults the clock, so every call gets this fixed time point: the default
+  /// argument would read the system clock once per call, which is not the structure's cost.
+  static filter::time_point now() noexcept { return filter::time_point{}; }
+};
+
+/// A family kind wrapped in the contestant interface. Optional calls (bulk, erase, ==) exist exactly when
+/// the filter has them, so the measuring code skips what a kind does not offer.
+template <class Kind>
+class family_contestant {
+ public:
+  using filter_type = typename Kind::filter;
+  static constexpr bool false_negatives_by_design = requires { requires Kind::false_negatives_by_design; };
+  static constexpr bool timed = requires { Kind::now(); };
+
+  explicit family_contestant(std::uint64_t capacity) : capacity_(capacity), filter_(Kind::make(capacity)) {}
+
+  template <class K>
+  void insert(const K& key) {
+    bool stored;
+    if constexpr (timed) stored = filter_.insert(key, Kind::now());
+    else stored = filter_.insert(key);
+    if constexpr (requires { requires Kind::insert_false_means_full; }) refused_ += !stored;
+  }
+  template <class K>
+  bool contains(const K& key) const noexcept {
+    if constexpr (timed) return filter_.contains(key, Kind::now());
+    else return filter_.contains(key);
+  }
+  template <class R>
+  void insert_many(const R& keys)
+    requires requires(filter_type& f) { f.insert_many(keys); }
+  {
+    if constexpr (requires { requires Kind::insert_false_means_full; }) {
+      refused_ += static_cast<std::uint64_t>(std::ranges::distance(keys)) - filter_.insert_many(keys);
+    } else if constexpr (timed) {
+      filter_.insert_many(keys, Kind::now());
+    } else {
+      filter_.insert_many(keys);
+    }
+  }
+  template <class R>
+  std::size_t count_contained(const R& keys) const
+    requires requires(const filter_type& f) { f.count_contained(keys); }
+  {
+    if constexpr (timed) return filter_.count_contained(keys, Kind::now());
+    else return filter_.count_contained(keys);
+  }
+  template <class K>
+  bool erase(const K& key)
+    requires requires(filter_type& f) { f.erase(key); }
+  {
+    return filter_.erase(key);
+  }
+
+  std::size_t memory_bytes() const noexcept { return filter_.size_in_bytes(); }
+  double predicted_fpr() const noexcept { return Kind::predicted_fpr(filter_, capacity_); }
+  std::string details() const { return Kind::details(filter_); }
+  /// Fingerprint bits and slot load of the fingerprint tables (cuckoo, quotient); 0 and NaN elsewhere.
+  unsigned fingerprint_bits() const noexcept {
+    if constexpr (requires { filter_.fingerprint_bits(); }) return filter_.fingerprint_bits();
+    else return 0;
+  }
+  double load_factor() const noexcept {
+    if constexpr (requires { filter_.load_factor(); }) return filter_.load_factor();
+    else return std::numeric_limits<double>::quiet_NaN();
+  }
+  /// Inserts the filter refused because it was full (cuckoo, quotient); 0 for the others.
+  std::uint64_t refused_inserts() const noexcept { return refused_; }
+  friend bool operator==(const family_contestant& a, const family_contestant& b) noexcept
+    requires std::equality_comparable<filter_type>
+  {
+    return a.filter_ == b.filter_;
+  }
+
+ private:
+  std::uint64_t capacity_;
+  filter_type filter_;
+  std::uint64_t refused_ = 0;
+};
+
 // ---- baselines -------------------------------------------------------------------------------------------
 
 /// A hash set of Key (std::uint64_t, or std::string_view into the workload's arena), reserved for
@@ -121,6 +305,7 @@ class hash_set_contestant {
 
   void insert(Key key) { set_.insert(key); }
   bool contains(Key key) const noexcept { return set_.find(key) != set_.end(); }
+  bool erase(Key key) { return set_.erase(key) == 1; }
 
   std::size_t memory_bytes() const noexcept { return live_bytes_ + sizeof(set_); }
   double predicted_fpr() const noexcept { return 0.0; }

@@ -17,12 +17,25 @@
 
 namespace blume::bench {
 
-/// Contestants with a bulk path (our filters): insert_many / count_contained over a range of keys.
+/// Contestants with a bulk path (our filters): insert_many / count_contained over a range of keys. A kind
+/// may offer one without the other; each is measured where it exists.
 template <class C, class Keys>
-concept has_bulk_calls = requires(C& c, const C& cc, const Keys& keys) {
-  c.insert_many(keys.range());
+concept has_bulk_insert = requires(C& c, const Keys& keys) { c.insert_many(keys.range()); };
+template <class C, class Keys>
+concept has_bulk_lookup = requires(const C& cc, const Keys& keys) {
   { cc.count_contained(keys.range()) } -> std::convertible_to<std::size_t>;
 };
+
+/// Contestants that can delete a key (counting, cuckoo, quotient, the hash sets).
+template <class C, class Keys>
+concept has_erase = requires(C& c, const Keys& keys) {
+  { c.erase(keys[0]) } -> std::convertible_to<bool>;
+};
+
+/// Kinds whose lookups may miss present keys by design (stable, aging): their misses are measured and
+/// reported as a rate, not as a failure.
+template <class C>
+concept misses_by_design = C::false_negatives_by_design;
 
 /// Contestants that store std::string_view into the workload's arena rather than copies of the keys.
 template <class C>
@@ -46,9 +59,11 @@ std::size_t count_one_by_one(const C& contestant, const Keys& keys) {
   return hits;
 }
 
+/// `with_erase`: also time erasing the n present keys (family runs; the default run measures as before).
 template <class C, class Keys>
-sample measure_once(const workload<Keys>& w) {
-  constexpr bool bulk = has_bulk_calls<C, Keys>;
+sample measure_once(const workload<Keys>& w, bool with_erase) {
+  constexpr bool bulk_insert = has_bulk_insert<C, Keys>;
+  constexpr bool bulk = has_bulk_lookup<C, Keys>;
   const std::size_t n = w.present.size();
   sample s;
   s.ns_per_key.fill(not_applicable);
@@ -58,13 +73,23 @@ sample measure_once(const workload<Keys>& w) {
     c.emplace(n);
     for (std::size_t i = 0; i < n; ++i) c->insert(w.present[i]);
   });
-  if constexpr (bulk) {
+  if constexpr (bulk_insert) {
     std::optional<C> built_in_bulk;
     s.ns_per_key[insert_bulk] = ns_per_key(n, [&] {
       built_in_bulk.emplace(n);
       built_in_bulk->insert_many(w.present.range());
     });
-    if (!(*built_in_bulk == *c)) s.problems.push_back("insert_many built different bits than insert");
+    if constexpr (std::equality_comparable<C>)
+      if (!(*built_in_bulk == *c)) s.problems.push_back("insert_many built different bits than insert");
+  }
+  if constexpr (requires { c->refused_inserts(); }) {
+    if (const std::uint64_t refused = c->refused_inserts(); refused != 0)
+      s.problems.push_back(std::to_string(refused) + " inserts refused (filter full)");
+  }
+  if constexpr (requires { c->details(); }) {
+    s.details = c->details();
+    s.fingerprint_bits = c->fingerprint_bits();
+    s.load_factor = c->load_factor();
   }
   s.bytes = c->memory_bytes();
   if constexpr (holds_key_views<C>) s.bytes += w.present.arena_bytes();  // the bytes its views point into
@@ -76,8 +101,11 @@ sample measure_once(const workload<Keys>& w) {
   s.ns_per_key[positive] = ns_per_key(positives.size(), [&] { hits = count_one_by_one(*c, positives); });
   keep(hits);
   s.positive_hits = hits;
-  if (hits != positives.size())
+  if constexpr (misses_by_design<C>) {
+    s.false_negatives = positives.size() - hits;
+  } else if (hits != positives.size()) {
     s.problems.push_back(std::to_string(positives.size() - hits) + " false negatives (one-by-one lookups)");
+  }
   if constexpr (bulk) {
     s.ns_per_key[positive_batched] = ns_per_key(positives.size(), [&] { hits = c->count_contained(positives.range()); });
     keep(hits);
@@ -94,6 +122,19 @@ sample measure_once(const workload<Keys>& w) {
   }
   if (s.predicted_fpr == 0 && s.negative_hits != 0)
     s.problems.push_back("an exact set reported " + std::to_string(s.negative_hits) + " absent keys present");
+
+  // Last, on the built structure: erase every present key once, in index order. Every one was inserted,
+  // so every erase must succeed (a refused erase means a lost key).
+  if constexpr (has_erase<C, Keys>) {
+    if (with_erase) {
+      std::size_t erased = 0;
+      s.ns_per_key[erase_keys] = ns_per_key(n, [&] {
+        for (std::size_t i = 0; i < n; ++i) erased += c->erase(w.present[i]);
+      });
+      keep(erased);
+      if (erased != n) s.problems.push_back(std::to_string(n - erased) + " of " + std::to_string(n) + " erases refused");
+    }
+  }
   return s;
 }
 
@@ -103,7 +144,9 @@ struct contestant_entry {
   std::string_view name;
   std::string_view option;  // the word in --kinds (ours) or --baselines
   bool ours;
-  sample (*measure)(const workload<Keys>&);
+  sample (*measure)(const workload<Keys>&, bool with_erase);
+  bool family = false;                    // one of the kinds added for issue 3 (not in the default run)
+  bool false_negatives_by_design = false;  // stable, aging
 };
 
 template <class Keys>
@@ -114,6 +157,12 @@ std::vector<contestant_entry<Keys>> all_contestants() {
       {names::partitioned, "partitioned", true, &measure_once<blume_contestant<blume::partitioned_bloom_filter<>>, Keys>},
       {names::blocked, "blocked", true, &measure_once<blume_contestant<blume::blocked_bloom_filter<>>, Keys>},
       {names::split_block, "split-block", true, &measure_once<blume_contestant<blume::split_block_bloom_filter<>>, Keys>},
+      {names::counting, "counting", true, &measure_once<family_contestant<counting_kind>, Keys>, true},
+      {names::scalable, "scalable", true, &measure_once<family_contestant<scalable_kind>, Keys>, true},
+      {names::cuckoo, "cuckoo", true, &measure_once<family_contestant<cuckoo_kind>, Keys>, true},
+      {names::quotient, "quotient", true, &measure_once<family_contestant<quotient_kind>, Keys>, true},
+      {names::stable, "stable", true, &measure_once<family_contestant<stable_kind>, Keys>, true, true},
+      {names::aging, "aging", true, &measure_once<family_contestant<aging_kind>, Keys>, true, true},
       {names::unordered_set, "unordered_set", false, &measure_once<std_unordered_set_contestant<key>, Keys>},
       {names::absl_set, "absl", false, &measure_once<absl_flat_hash_set_contestant<key>, Keys>},
       {names::libbloom, "libbloom", false, &measure_once<libbloom_contestant, Keys>},

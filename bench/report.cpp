@@ -222,11 +222,24 @@ std::string config_title(const config_result& c) {
          (c.reps == 1 ? "" : "s");
 }
 
+namespace {
+bool shows_erase(const config_result& config) {
+  return std::any_of(config.rows.begin(), config.rows.end(), [](const contestant_result& r) { return r.ns[erase_keys].applicable(); });
+}
+bool shows_false_negatives(const config_result& config) {
+  return std::any_of(config.rows.begin(), config.rows.end(), [](const contestant_result& r) { return r.false_negatives_by_design; });
+}
+}  // namespace
+
 table medians_table(const config_result& config) {
   table t;
+  const bool erase_column = shows_erase(config), fn_column = shows_false_negatives(config);
   t.header = {"contestant", "MiB (÷absl)", "bits/key", "insert ns (÷absl)", "insert_many ns",
-              "+ lookup ns (÷absl)", "+ batched ns (÷absl)", "− lookup ns (÷absl)", "− batched ns (÷absl)",
-              "FPR measured", "FPR predicted"};
+              "+ lookup ns (÷absl)", "+ batched ns (÷absl)", "− lookup ns (÷absl)", "− batched ns (÷absl)"};
+  if (erase_column) t.header.push_back("erase ns (÷absl)");
+  t.header.push_back("FPR measured");
+  t.header.push_back("FPR predicted");
+  if (fn_column) t.header.push_back("FN measured");
   const contestant_result* absl = config.find(names::absl_set);
   auto with_ratio = [&](double value, double baseline, std::string text) {
     if (absl == nullptr || std::isnan(value) || std::isnan(baseline) || baseline == 0) return text;
@@ -238,7 +251,9 @@ table medians_table(const config_result& config) {
     row.push_back(with_ratio(static_cast<double>(r.bytes), absl ? static_cast<double>(absl->bytes) : not_applicable,
                              format_mib(r.bytes)));
     row.push_back(printf_string("%.2f", r.bits_per_key));
-    for (metric m : {insert, insert_bulk, positive, positive_batched, negative, negative_batched}) {
+    std::vector<metric> shown = {insert, insert_bulk, positive, positive_batched, negative, negative_batched};
+    if (erase_column) shown.push_back(erase_keys);
+    for (metric m : shown) {
       const double v = r.ns[m].median;
       // Baselines have no batched call: their batched figure is their one-by-one loop, so compare with that.
       const double base = absl ? absl->ns[m == positive_batched ? positive : m == negative_batched ? negative : m].median
@@ -247,6 +262,7 @@ table medians_table(const config_result& config) {
     }
     row.push_back(format_percent(r.measured_fpr));
     row.push_back(r.predicted_fpr == 0 ? "0 (exact)" : format_percent(r.predicted_fpr));
+    if (fn_column) row.push_back(r.false_negatives_by_design ? format_percent(r.false_negative_rate) : "—");
     t.rows.push_back(std::move(row));
   }
   return t;
@@ -254,11 +270,17 @@ table medians_table(const config_result& config) {
 
 table spread_table(const config_result& config) {
   table t;
+  const bool erase_column = shows_erase(config);
   t.header = {"contestant (min / median / max ns)", "insert", "insert_many", "+ lookup", "+ batched", "− lookup",
               "− batched"};
+  std::vector<metric> shown = {insert, insert_bulk, positive, positive_batched, negative, negative_batched};
+  if (erase_column) {
+    t.header.push_back("erase");
+    shown.push_back(erase_keys);
+  }
   for (const auto& r : config.rows) {
     std::vector<std::string> row{r.name};
-    for (metric m : {insert, insert_bulk, positive, positive_batched, negative, negative_batched}) {
+    for (metric m : shown) {
       const spread& s = r.ns[m];
       row.push_back(s.applicable() ? format_ns(s.min) + " / " + format_ns(s.median) + " / " + format_ns(s.max) : "n/a");
     }
@@ -267,9 +289,16 @@ table spread_table(const config_result& config) {
   return t;
 }
 
+std::string details_text(const config_result& config) {
+  std::string out;
+  for (const auto& r : config.rows)
+    if (!r.details.empty()) out += r.name + ": " + r.details + "\n";
+  return out;
+}
+
 std::vector<std::string> wide_spreads(const config_result& config) {
   constexpr std::array<std::string_view, metric_count> metric_names = {
-      "insert", "insert_many", "+ lookup", "+ batched", "− lookup", "− batched"};
+      "insert", "insert_many", "+ lookup", "+ batched", "− lookup", "− batched", "erase"};
   std::vector<std::string> out;
   for (const auto& r : config.rows)
     for (std::size_t m = 0; m < metric_count; ++m)
@@ -402,6 +431,110 @@ table targets_table(const std::vector<target_check>& checks) {
   return t;
 }
 
+bool any_evaluated(const std::vector<target_check>& checks) {
+  return std::any_of(checks.begin(), checks.end(), [](const target_check& c) { return c.passed.has_value(); });
+}
+
+// ---- family targets (issue 3) ----------------------------------------------------------------------------
+
+namespace {
+constexpr double counting_memory_limit = 4.1;   // × bloom_filter<>'s bytes
+constexpr double cuckoo_bits_limit = 13.5;      // bits/key with 12-bit fingerprints, at its load
+constexpr double cuckoo_fpr_limit = 0.002;      // measured
+constexpr double cuckoo_speed_limit = 2.0;      // × our fastest blocked kind's negative lookups
+constexpr double quotient_bits_limit = 1.2;     // × cuckoo's bits/key, at equal FPR
+
+/// Our fastest blocked kind (blocked or split-block) for metric m, or nullptr if neither ran.
+const contestant_result* fastest_blocked(const config_result& c, metric m) {
+  const contestant_result* best = nullptr;
+  for (std::string_view name : {names::blocked, names::split_block})
+    if (const auto* r = c.find(name); r != nullptr && r->ns[m].applicable() &&
+                                      (best == nullptr || r->ns[m].median < best->ns[m].median))
+      best = r;
+  return best;
+}
+
+/// Measured FPR, or the predicted one when no absent key hit (a rate of 0 has no logarithm).
+double fpr_for_scaling(const contestant_result& r, bool& used_predicted) {
+  if (r.measured_fpr > 0) return r.measured_fpr;
+  used_predicted = true;
+  return r.predicted_fpr;
+}
+}  // namespace
+
+std::vector<target_check> evaluate_family_targets(const std::vector<config_result>& configs) {
+  std::vector<target_check> checks;
+  for (const auto& c : configs) {
+    const std::string at =
+        "n = " + format_items(c.items) + (c.key_short_name == "int" ? ", 64-bit keys: " : ", e-mail-like keys: ");
+    const auto* bloom = c.find(names::bloom);
+    const auto* counting = c.find(names::counting);
+    const auto* cuckoo = c.find(names::cuckoo);
+    const auto* quotient = c.find(names::quotient);
+
+    const std::string t1 = at + "counting_bloom_filter<4> ≤ 4.1× bloom_filter<>'s memory";
+    if (bloom == nullptr || counting == nullptr) {
+      checks.push_back(not_run(t1, "needs bloom and counting in --kinds"));
+    } else {
+      const double ratio = static_cast<double>(counting->bytes) / static_cast<double>(bloom->bytes);
+      checks.push_back({t1,
+                        format_ratio(ratio) + " (" + format_mib(counting->bytes) + " vs " + format_mib(bloom->bytes) +
+                            " MiB; " + printf_string("%.2f", counting->bits_per_key) + " vs " +
+                            printf_string("%.2f", bloom->bits_per_key) + " bits/key)",
+                        ratio <= counting_memory_limit});
+    }
+
+    const std::string t2 = at + "cuckoo_filter<> with 12-bit fingerprints ≤ 13.5 bits/key at its load, measured FPR ≤ 0.2%";
+    if (cuckoo == nullptr) {
+      checks.push_back(not_run(t2, "needs cuckoo in --kinds"));
+    } else {
+      const bool ok = cuckoo->fingerprint_bits == 12 && cuckoo->bits_per_key <= cuckoo_bits_limit &&
+                      cuckoo->measured_fpr <= cuckoo_fpr_limit;
+      checks.push_back({t2,
+                        std::to_string(cuckoo->fingerprint_bits) + "-bit fingerprints at load " +
+                            printf_string("%.1f%%", cuckoo->load_factor * 100) + ": " +
+                            printf_string("%.2f bits/key", cuckoo->bits_per_key) + ", FPR " +
+                            format_percent(cuckoo->measured_fpr) + " (predicted " +
+                            format_percent(cuckoo->predicted_fpr) + ")",
+                        ok});
+    }
+
+    for (const auto& [m, how] : {std::pair{negative, "one-by-one contains()"}, std::pair{negative_batched, "batched count_contained()"}}) {
+      const std::string t3 = at + "cuckoo_filter<> negative lookups ≤ 2× our fastest blocked filter's, " + how;
+      const contestant_result* fast = fastest_blocked(c, m);
+      if (cuckoo == nullptr || fast == nullptr) {
+        checks.push_back(not_run(t3, "needs cuckoo and blocked or split-block in --kinds"));
+        continue;
+      }
+      const double ratio = cuckoo->ns[m].median / fast->ns[m].median;
+      checks.push_back({t3,
+                        format_ratio(ratio) + " (" + format_ns(cuckoo->ns[m].median) + " vs " +
+                            format_ns(fast->ns[m].median) + " ns/key, " + fast->name + ")",
+                        ratio <= cuckoo_speed_limit});
+    }
+
+    const std::string t4 = at + "quotient_filter<> ≤ 1.2× cuckoo_filter<>'s bits/key at equal FPR";
+    if (cuckoo == nullptr || quotient == nullptr) {
+      checks.push_back(not_run(t4, "needs cuckoo and quotient in --kinds"));
+    } else {
+      bool predicted = false;
+      const double q_fpr = fpr_for_scaling(*quotient, predicted), c_fpr = fpr_for_scaling(*cuckoo, predicted);
+      // One bit per key halves a fingerprint filter's rate (information-theoretic slope: log2(1/ε) bits).
+      const double adjusted = quotient->bits_per_key + std::log2(q_fpr / c_fpr);
+      const double ratio = adjusted / cuckoo->bits_per_key;
+      checks.push_back({t4,
+                        "quotient " + printf_string("%.2f bits/key", quotient->bits_per_key) + " at FPR " +
+                            format_percent(q_fpr) + ", cuckoo " + printf_string("%.2f", cuckoo->bits_per_key) +
+                            " at " + format_percent(c_fpr) + (predicted ? " (a predicted FPR used: none measured)" : "") +
+                            "; quotient scaled to cuckoo's FPR: " + printf_string("%.2f", quotient->bits_per_key) +
+                            " + log2(" + format_percent(q_fpr) + " / " + format_percent(c_fpr) + ") = " +
+                            printf_string("%.2f bits/key", adjusted) + " = " + format_ratio(ratio) + " cuckoo's",
+                        ratio <= quotient_bits_limit});
+    }
+  }
+  return checks;
+}
+
 // ---- environment and Markdown ----------------------------------------------------------------------------
 
 run_environment describe_environment(const std::string& command, const std::string& pinning) {
@@ -416,7 +549,8 @@ run_environment describe_environment(const std::string& command, const std::stri
 }
 
 std::string markdown_report(const run_environment& env, const std::vector<config_result>& configs,
-                            const std::vector<target_check>& checks, bool standalone) {
+                            const std::vector<target_check>& checks, const std::vector<target_check>& family_checks,
+                            bool standalone) {
   std::ostringstream md;
   if (standalone) {
     md << "# blume benchmarks\n\n"
@@ -441,7 +575,21 @@ std::string markdown_report(const run_environment& env, const std::vector<config
           "  malloc. String-key timings include hashing. FPR is measured on the absent keys, next to the\n"
           "  kind's model at n keys (libbloom: the classic formula at its m and k).\n"
           "- Keys: integers are splitmix64(i); strings are `name.<i in base 36>_<digits>@domain`, 20-32 bytes.\n"
-          "  Present keys are i in [0, n), absent keys i in [n, n + probes): distinct by construction.\n\n";
+          "  Present keys are i in [0, n), absent keys i in [n, n + probes): distinct by construction.\n"
+          "- The family run (`--family`, or any of counting, scalable, cuckoo, quotient, stable, aging in\n"
+          "  `--kinds`; the default run is the four core kinds, unchanged): bloom, blocked, split-block, the six\n"
+          "  other kinds and the baselines. counting_bloom_filter<4>, cuckoo_filter<> and quotient_filter<> are\n"
+          "  built by `(n, 0.01)`; scalable_bloom_filter<> by `(n, 0.01)` too, so its first layer (planned at\n"
+          "  0.5%) takes all n keys; stable_bloom_filter<> by `for_rate(cells, k, 0.01)` with cells and k from\n"
+          "  `plan_for(n, 0.01, filter_kind::stable)`; aging_bloom_filter<> by `(window = n, 0.01)`, every call\n"
+          "  given one fixed time point (a count-based window never reads it; the default argument would read\n"
+          "  the system clock on every call). Their predicted FPR is their model in the state after n inserts.\n"
+          "- *erase* (family runs only): one `erase()` per present key, in index order, after the lookups, on\n"
+          "  the built structure, for every contestant that can delete: counting, cuckoo, quotient, and the\n"
+          "  hash sets (`set.erase(key)`; std::unordered_set frees a node per key). n/a elsewhere. Every erase\n"
+          "  of an inserted key must succeed. *FN measured* (family runs): stable and aging forget old keys by\n"
+          "  design, so the share of present probes they answer \"absent\" is reported as a rate; for every\n"
+          "  other kind (—) a single false negative is a failure, as before.\n\n";
   }
   md << "## Run of " << env.date << "\n\n"
      << "- Command: `" << env.command << "`\n"
@@ -453,6 +601,12 @@ std::string markdown_report(const run_environment& env, const std::vector<config
        << config_title(c) << ".\n\n"
        << medians_table(c).to_markdown() << "\n"
        << spread_table(c).to_markdown() << "\n";
+    if (const std::string d = details_text(c); !d.empty()) {
+      md << "Geometry after the n inserts:\n\n";
+      std::istringstream lines(d);
+      for (std::string line; std::getline(lines, line);) md << "- " << line << "\n";
+      md << "\n";
+    }
     if (const auto wide = wide_spreads(c); !wide.empty()) {
       md << "Wide spread (max > 1.25 × min; the machine was busy during these cells):\n\n";
       for (const auto& w : wide) md << "- " << w << "\n";
@@ -461,10 +615,23 @@ std::string markdown_report(const run_environment& env, const std::vector<config
     for (const auto& r : c.rows)
       for (const auto& p : r.problems) md << "- **Problem** with " << r.name << ": " << p << "\n";
   }
-  md << "### Targets\n\n"
-     << "Evaluated from the medians above. \"Fastest kind\": ours with the lowest batched negative lookup time "
-        "among those at ≤ 10.6 bits/key with measured FPR ≤ 1%.\n\n"
-     << targets_table(checks).to_markdown() << "\n";
+  if (family_checks.empty() || any_evaluated(checks)) {
+    md << "### Targets\n\n"
+       << "Evaluated from the medians above. \"Fastest kind\": ours with the lowest batched negative lookup time "
+          "among those at ≤ 10.6 bits/key with measured FPR ≤ 1%.\n\n"
+       << targets_table(checks).to_markdown() << "\n";
+  }
+  if (!family_checks.empty()) {
+    md << "### Family targets (issue 3)\n\n"
+       << "Evaluated from the medians above. \"Fastest blocked filter\": blocked_bloom_filter<> or "
+          "split_block_bloom_filter<>, whichever is faster for the same kind of lookup (one-by-one against "
+          "one-by-one, batched against batched). Quotient against cuckoo at equal FPR: a fingerprint filter "
+          "needs one more bit per key for every halving of its rate (the information-theoretic slope, "
+          "log2(1/ε) bits), so the quotient filter's bits/key is moved to the cuckoo filter's measured FPR "
+          "by adding log2(FPR_quotient / FPR_cuckoo), and that figure is compared with the cuckoo filter's "
+          "bits/key.\n\n"
+       << targets_table(family_checks).to_markdown() << "\n";
+  }
   if (const table kinds = kinds_against_targets_table(configs); !kinds.rows.empty())
     md << "Every kind against the same thresholds (speed-ups: the baseline's negative lookup loop ÷ the kind's "
           "batched negative lookups):\n\n"

@@ -35,6 +35,8 @@ table medians_table(const config_result& config);
 table spread_table(const config_result& config);
 /// Cells whose max exceeds their min by more than a quarter: the machine was busy, run again.
 std::vector<std::string> wide_spreads(const config_result& config);
+/// One line per contestant that describes its geometry (family kinds), or "" when none does.
+std::string details_text(const config_result& config);
 /// One line saying what a configuration measured (n, key type, probes, repetitions).
 std::string config_title(const config_result& config);
 
@@ -46,11 +48,17 @@ struct target_check {
 };
 std::vector<target_check> evaluate_targets(const std::vector<config_result>& configs);
 table targets_table(const std::vector<target_check>& checks);
+/// True if at least one check could be evaluated in this run.
+bool any_evaluated(const std::vector<target_check>& checks);
+/// The issue-3 targets for the rest of the family (counting, cuckoo, quotient), per configuration run.
+std::vector<target_check> evaluate_family_targets(const std::vector<config_result>& configs);
 /// Each of our kinds against the n = 100M thresholds (empty when that configuration was not run).
 table kinds_against_targets_table(const std::vector<config_result>& configs);
 
 /// The Markdown report of a run. `standalone` adds the document title and the how-to-read notes.
+/// `family_checks` is empty unless the run had family kinds in it.
 std::string markdown_report(const run_environment& env, const std::vector<config_result>& configs,
-                            const std::vector<target_check>& checks, bool standalone);
+                            const std::vector<target_check>& checks, const std::vector<target_check>& family_checks,
+                            bool standalone);
 
 }  // namespace blume::bench

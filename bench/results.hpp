@@ -21,6 +21,7 @@ enum metric : std::size_t {
   positive_batched,  // count_contained over the present probes (ours only)
   negative,          // one contains() per absent key
   negative_batched,  // count_contained over the absent probes (ours only)
+  erase_keys,        // one erase() per present key, after the lookups (only where erase exists, family runs)
   metric_count
 };
 
@@ -32,7 +33,11 @@ struct sample {
   std::uint64_t bytes = 0;
   std::uint64_t positive_hits = 0;  // must equal the number of positive probes: no false negatives
   std::uint64_t negative_hits = 0;  // false positives
+  std::uint64_t false_negatives = 0;  // present probes answered "absent" (kinds that may miss by design)
   double predicted_fpr = 0;
+  std::string details;           // the kind's geometry, in words (family kinds)
+  unsigned fingerprint_bits = 0;  // fingerprint tables (cuckoo, quotient)
+  double load_factor = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::string> problems;  // correctness failures seen while measuring
 };
 
@@ -58,6 +63,11 @@ struct contestant_result {
   double bits_per_key = 0;
   double measured_fpr = 0;
   double predicted_fpr = 0;
+  bool false_negatives_by_design = false;  // stable, aging: misses are measured, not a failure
+  double false_negative_rate = 0;          // over the present probes
+  std::string details;
+  unsigned fingerprint_bits = 0;
+  double load_factor = std::numeric_limits<double>::quiet_NaN();
   std::array<spread, metric_count> ns;
   std::vector<std::string> problems;
 };
@@ -89,6 +99,12 @@ inline constexpr std::string_view split_block = "split_block_bloom_filter<>";
 inline constexpr std::string_view unordered_set = "std::unordered_set";
 inline constexpr std::string_view absl_set = "absl::flat_hash_set";
 inline constexpr std::string_view libbloom = "libbloom";
+inline constexpr std::string_view counting = "counting_bloom_filter<4>";
+inline constexpr std::string_view scalable = "scalable_bloom_filter<>";
+inline constexpr std::string_view cuckoo = "cuckoo_filter<>";
+inline constexpr std::string_view quotient = "quotient_filter<>";
+inline constexpr std::string_view stable = "stable_bloom_filter<>";
+inline constexpr std::string_view aging = "aging_bloom_filter<>";
 }  // namespace names
 
 }  // namespace blume::bench
