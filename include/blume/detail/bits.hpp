@@ -24,7 +24,22 @@ inline Word load_relaxed(const Word& word) noexcept {
   return __atomic_load_n(&word, __ATOMIC_RELAXED);
 }
 
-inline void prefetch_read(const void* p) noexcept { __builtin_prefetch(p, 0, 3); }
-inline void prefetch_write(const void* p) noexcept { __builtin_prefetch(p, 1, 3); }
+// GCC counts __builtin_prefetch as free of side effects, so a loop whose only work is prefetching (the
+// probes of a classic filter, the sub-filters of a cuckoo filter) is deleted whole as an empty finite
+// loop at -O2. An asm volatile statement cannot be deleted.
+inline void prefetch_read(const void* p) noexcept {
+#if defined(__x86_64__)
+  asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
+#else
+  __builtin_prefetch(p, 0, 3);
+#endif
+}
+inline void prefetch_write(const void* p) noexcept {
+#if defined(__x86_64__)
+  asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
+#else
+  __builtin_prefetch(p, 1, 3);
+#endif
+}
 
 }  // namespace blume::detail
