@@ -78,7 +78,9 @@ inline constexpr std::array<std::string_view, 8> domains = {
 /// Names hold only letters and digits only follow the '_', so the base-36 part (between the first '.' and
 /// the first '_') reads back as the index: distinct indices give distinct keys. Name, domain, length and
 /// digits come from splitmix64(index), so neighbouring indices look unrelated.
-inline std::size_t append_email(std::uint64_t index, std::vector<char>& out) {
+/// `Bytes` is std::vector<char> (the benchmark's arena) or std::string (the CLI demo).
+template <class Bytes>
+std::size_t append_email(std::uint64_t index, Bytes& out) {
   std::uint64_t h = splitmix64(index ^ 0x656d61696cULL);  // "email"
   const std::string_view name = detail::names[h & 15];
   const std::string_view domain = detail::domains[(h >> 4) & 7];

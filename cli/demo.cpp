@@ -13,12 +13,20 @@
 #include <vector>
 
 #include "blume/blume.hpp"
-#include "synthetic_emails.hpp"
+#include "keys.hpp"
 
 namespace blume::cli {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
+using bench::splitmix64;
+
+/// Address `index` of the demo (the benchmark's e-mail-like keys: 20–32 bytes, distinct per index).
+const std::string& synthetic_email(std::uint64_t index, std::string& out) {
+  out.clear();
+  bench::append_email(index, out);
+  return out;
+}
 
 double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
