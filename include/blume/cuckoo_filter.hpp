@@ -7,13 +7,15 @@
 // Derivation from the key's one digest d (see hash.hpp):
 //   fingerprint  fp = reduce(d.high, 2^f − 1) + 1            uniform in [1, 2^f − 1]; 0 marks an empty slot
 //   primary      i1 = reduce(d.low, n)                        n = buckets of the sub-filter looked at
-//   alternate    i2 = (H(fp) − i1) mod n,  H(fp) = reduce(mix(fp·φ), n)
+//   alternate    i2 = (H(fp) − i1) mod n,  H(fp) = reduce(fp·φ mod 2^64, n)
 // Fan et al. use i2 = i1 ⊕ hash(fp), which is an involution only when n is a power of two, so their
 // tables are rounded up to one (up to 2× the memory). (H − i) mod n is an involution for every n:
 // H − (H − i) = i. The other bucket of a fingerprint is therefore found from either of its buckets and
 // the fingerprint alone, which is all relocation needs, and the table can have exactly as many buckets as
-// the plan asks for. H depends on fp only, as partial-key cuckoo hashing requires; the mixing spreads the
-// 2^f − 1 possible offsets over the whole table (unmixed, small fingerprints would keep i2 near −i1).
+// the plan asks for. H depends on fp only, as partial-key cuckoo hashing requires. It is Fibonacci
+// hashing: fp·φ mod 2^64 (φ = 2^64/golden ratio, odd) spreads the 2^f − 1 possible offsets evenly over the
+// whole table (by the three-distance theorem, consecutive fingerprints land about 0.38·n apart), at the
+// cost of one multiply on the path of every lookup's second load.
 //
 // Fingerprints are packed tightly: slot s of a table occupies bits [s·f, s·f + f) of the table read as a
 // little-endian bit string, so 12-bit fingerprints take 12 bits. A slot is read with one unaligned 64-bit
@@ -163,7 +165,7 @@ class cuckoo_filter {
 
   explicit cuckoo_filter(const cuckoo_geometry& geometry, std::uint64_t seed = Hasher::default_seed)
       : geometry_(checked(geometry)), hasher_(seed) {
-    prepare_bucket_test();
+    prepare_constants();
     add_table(geometry_.buckets);
   }
 
@@ -267,6 +269,15 @@ class cuckoo_filter {
     return contains(hash(k));
   }
   bool contains(const digest& d) const noexcept {
+    if (one_load_single_table_) {
+      return with_short_path([&](const auto& path) { return path.hits(path.probe_of(d)); });
+    }
+    return contains_anywhere(d);
+  }
+
+ private:
+  // Kept out of line so the one-table path inlined into callers stays small.
+  [[gnu::noinline]] bool contains_anywhere(const digest& d) const noexcept {
     const std::uint32_t fp = fingerprint(d);
     for (const table& t : tables_) {
       const std::uint64_t i1 = primary(d, t.buckets);
@@ -274,6 +285,8 @@ class cuckoo_filter {
     }
     return false;
   }
+
+ public:
 
   /// Removes one copy of the key's fingerprint (from the newest sub-filter holding one). Returns false,
   /// changing nothing, when no copy is stored. Erase only keys you inserted: erasing a false positive
@@ -336,6 +349,17 @@ class cuckoo_filter {
     requires std::output_iterator<Out, bool>
   std::size_t contains_many(const R& keys, Out out) const {
     std::size_t hits = 0;
+    if (one_load_single_table_) {
+      pipelined_probes(keys, [&](const auto& path, std::span<const probe> batch) {
+        for (const probe& p : batch) {
+          const bool hit = path.hits(p);
+          hits += hit;
+          *out = hit;
+          ++out;
+        }
+      });
+      return hits;
+    }
     pipelined(keys, [&](const digest& d) { prefetch(d, false); }, [&](std::span<const digest> batch) {
       for (const digest& d : batch) {
         const bool hit = contains(d);
@@ -351,6 +375,14 @@ class cuckoo_filter {
   template <std::ranges::input_range R>
   std::size_t count_contained(const R& keys) const noexcept {
     std::size_t hits = 0;
+    if (one_load_single_table_) {
+      pipelined_probes(keys, [&](const auto& path, std::span<const probe> batch) {
+        std::size_t batch_hits = 0;  // a local sum: `hits` lives in memory the compiler must assume aliased
+        for (const probe& p : batch) batch_hits += path.hits(p);
+        hits += batch_hits;
+      });
+      return hits;
+    }
     pipelined(keys, [&](const digest& d) { prefetch(d, false); }, [&](std::span<const digest> batch) {
       for (const digest& d : batch) hits += contains(d);
     });
@@ -363,6 +395,7 @@ class cuckoo_filter {
   void clear() noexcept {
     tables_.resize(1);
     storages_.resize(1);  // table 0 always lives in storage 0
+    note_table_count();
     std::memset(data(tables_[0]), 0, tables_[0].bytes);
     tables_[0].stored = 0;
     stored_ = 0;
@@ -463,7 +496,7 @@ class cuckoo_filter {
   /// Reassembles a filter over a payload holding `count` tables back to back.
   cuckoo_filter(const cuckoo_geometry& g, const Hasher& hasher, byte_storage payload, std::uint32_t count)
       : geometry_(g), hasher_(hasher) {
-    prepare_bucket_test();
+    prepare_constants();
     storages_.push_back(std::move(payload));
     std::size_t offset = 0;
     for (std::uint32_t i = 0; i < count; ++i) {
@@ -471,6 +504,7 @@ class cuckoo_filter {
       tables_.push_back(table{0, offset, n, g.table_bytes(n), 0, i});
       offset += g.table_bytes(n);
     }
+    note_table_count();
   }
 
   static const cuckoo_geometry& checked(const cuckoo_geometry& g) {
@@ -514,6 +548,7 @@ class cuckoo_filter {
     const std::uint64_t bytes = geometry_.table_bytes(buckets);
     storages_.push_back(byte_storage::allocate(bytes));
     tables_.push_back(table{storages_.size() - 1, 0, buckets, bytes, 0, static_cast<std::uint32_t>(tables_.size())});
+    note_table_count();
   }
 
   /// Chains the next sub-filter; false if growth is off, at max_filters or beyond the size limit.
@@ -534,30 +569,36 @@ class cuckoo_filter {
   }
 
   std::uint32_t fingerprint(const digest& d) const noexcept {
-    const std::uint64_t nonzero_values = (std::uint64_t{1} << geometry_.fingerprint_bits) - 1;
-    return static_cast<std::uint32_t>(reduce(d.high, nonzero_values) + 1);
+    return static_cast<std::uint32_t>(fingerprint_of(d, geometry_.fingerprint_bits));
+  }
+  /// reduce(d.high, 2^f − 1) + 1 without a multiply: x·(2^f − 1) = x·2^f − x, whose high 64 bits are
+  /// x >> (64 − f) less the borrow out of the low half, (x << f) − x, which occurs when x << f < x.
+  static std::uint64_t fingerprint_of(const digest& d, std::uint64_t f) noexcept {
+    const std::uint64_t x = d.high;
+    return (x >> (64 - f)) - static_cast<std::uint64_t>((x << f) < x) + 1;
   }
   static std::uint64_t primary(const digest& d, std::uint64_t n) noexcept { return reduce(d.low, n); }
   /// The other bucket of fingerprint fp in bucket i of table t: (H(fp) − i) mod n, digit by digit in the
   /// mixed radix of a grown sub-filter (see the top of this file). An involution in i for every n and e.
   std::uint64_t alternate(std::uint64_t i, std::uint32_t fp, const table& t) const noexcept {
-    const std::uint64_t mixed = mix(fp * 0x9e3779b97f4a7c15ULL);
-    std::uint64_t low = 0, scale = 1;
     const std::uint64_t e = geometry_.expansion;
-    if (t.level != 0 && e > 1) {
-      const std::uint64_t g = reduce(mix(mixed + 1), e);
-      for (std::uint32_t level = 0; level < t.level; ++level) {
-        const std::uint64_t r = i % e;
-        i /= e;
-        low += (g >= r ? g - r : g + e - r) * scale;
-        scale *= e;
-      }
+    if (t.level == 0 || e <= 1) return alternate_digit(i, fp, geometry_.buckets);
+    const std::uint64_t g = reduce(mix(fp * 0x9e3779b97f4a7c15ULL), e);
+    std::uint64_t low = 0, scale = 1;
+    for (std::uint32_t level = 0; level < t.level; ++level) {
+      const std::uint64_t r = i % e;
+      i /= e;
+      low += (g >= r ? g - r : g + e - r) * scale;
+      scale *= e;
     }
-    const std::uint64_t n = geometry_.buckets;
-    const std::uint64_t h = reduce(mixed, n);
-    // (h − i) mod n without a branch: which way it goes is a coin flip, and a mispredicted branch here
-    // stalls the load of the second bucket, which is what lookups wait for.
-    return (h - i + (n & (std::uint64_t{0} - static_cast<std::uint64_t>(h < i)))) * scale + low;
+    return alternate_digit(i, fp, geometry_.buckets) * scale + low;
+  }
+  /// (H(fp) − q) mod n for q < n, the leading digit's part of alternate() and all of it in sub-filter 0.
+  /// Without a branch: which way it goes is a coin flip, and a mispredicted branch here stalls the load
+  /// of the second bucket, which is what lookups wait for.
+  static std::uint64_t alternate_digit(std::uint64_t q, std::uint64_t fp, std::uint64_t n) noexcept {
+    const std::uint64_t h = reduce(fp * 0x9e3779b97f4a7c15ULL, n);
+    return h - q + (n & (std::uint64_t{0} - static_cast<std::uint64_t>(h < q)));
   }
 
   // Slot s occupies bits [s·f, s·f + f): one unaligned little-endian load at byte ⌊s·f/8⌋ holds it
@@ -585,10 +626,98 @@ class cuckoo_filter {
   /// here, and fewer instructions per lookup let more lookups' cache misses overlap.
   bool holds(const table& t, std::uint64_t bucket, std::uint32_t fp) const noexcept {
     if (!swar_) return find(t, bucket, fp) != npos;
+    return bucket_holds(runtime_test(), data(t) + bucket * bucket_bytes_, lane_lows_ * fp);
+  }
+  // Lookups in a filter that has not grown (one table) with the one-load bucket test, the common case,
+  // take a shorter path. Its constants are copied into a lookup_path value, so the batched loops keep
+  // them in registers (stores into the probe buffers could otherwise alias the filter's members), and a
+  // probe holds both bucket addresses and the fingerprint pattern, computed once while the buckets are
+  // prefetched, so the second pass only loads and tests. For the default bucket of 4 slots with 8-, 12-
+  // or 16-bit fingerprints the geometry is a compile-time constant, so scaling a bucket index to bytes
+  // and the lane masks need no multiply: a lookup is bound by the one multiplier port (hashing, the two
+  // bucket reductions and the alternate's offset already need six multiplies), not by its ALU work.
+  // Fewer instructions per lookup also let more lookups' cache misses overlap, and a negative lookup
+  // waits on two of them.
+  struct probe {
+    const std::byte* first;
+    const std::byte* second;
+    std::uint64_t pattern;  // fp in every lane
+  };
+  /// Bucket geometry known only at run time (any b·f ≤ 64 that is whole bytes).
+  struct runtime_bucket {
+    std::uint64_t fingerprint_bits, bytes, lane_lows, lane_highs;
+  };
+  /// b slots of f bits, fixed at compile time.
+  template <std::uint32_t F, std::uint32_t B>
+  struct fixed_bucket {
+    static constexpr std::uint64_t fingerprint_bits = F, bytes = F * B / 8;
+    static constexpr std::uint64_t lane_lows = [] {
+      std::uint64_t lows = 0;
+      for (std::uint32_t j = 0; j < B; ++j) lows |= std::uint64_t{1} << (j * F);
+      return lows;
+    }();
+    static constexpr std::uint64_t lane_highs = lane_lows << (F - 1);
+  };
+  /// Whether the bucket at `at` has a lane equal to `pattern`'s: XOR, then the classic "some lane is
+  /// zero" test (x − lows) & ~x & highs, exact as a yes/no answer. The load also reads bits past the
+  /// bucket (the next bucket's, or slack), but highs marks the bucket's lanes only, and a subtraction's
+  /// low bits do not depend on its high bits, so they cannot change the answer.
+  template <class Bucket>
+  static bool bucket_holds(const Bucket& bucket, const std::byte* at, std::uint64_t pattern) noexcept {
     std::uint64_t w;
-    std::memcpy(&w, data(t) + bucket * bucket_bytes_, sizeof w);
-    const std::uint64_t x = (w ^ (lane_lows_ * fp)) | ~bucket_mask_;  // bits past the bucket never match
-    return ((x - lane_lows_) & ~x & lane_highs_) != 0;
+    std::memcpy(&w, at, sizeof w);
+    const std::uint64_t x = w ^ pattern;
+    return ((x - bucket.lane_lows) & ~x & bucket.lane_highs) != 0;
+  }
+  template <class Bucket>
+  struct lookup_path {
+    const std::byte* base;
+    std::uint64_t buckets;
+    Bucket bucket;
+
+    probe probe_of(const digest& d) const noexcept {
+      const std::uint64_t fp = fingerprint_of(d, bucket.fingerprint_bits);
+      const std::uint64_t i1 = reduce(d.low, buckets);
+      const std::uint64_t i2 = alternate_digit(i1, fp, buckets);
+      return {base + i1 * bucket.bytes, base + i2 * bucket.bytes, bucket.lane_lows * fp};
+    }
+    bool hits(const probe& p) const noexcept {
+      // Both tests always run (| not ||): a negative lookup needs both, and no branch sits between the loads.
+      return bucket_holds(bucket, p.first, p.pattern) | bucket_holds(bucket, p.second, p.pattern);
+    }
+  };
+  /// Calls fn(path) with the short path's lookup_path (only when one_load_single_table_).
+  template <class Fn>
+  decltype(auto) with_short_path(Fn&& fn) const {
+    const std::byte* base = storages_.front().data();  // table 0 always starts storage 0
+    const std::uint64_t n = geometry_.buckets;
+    switch (short_path_) {
+      case short_path::fixed_8x4: return fn(lookup_path<fixed_bucket<8, 4>>{base, n, {}});
+      case short_path::fixed_12x4: return fn(lookup_path<fixed_bucket<12, 4>>{base, n, {}});
+      case short_path::fixed_16x4: return fn(lookup_path<fixed_bucket<16, 4>>{base, n, {}});
+      default: return fn(lookup_path<runtime_bucket>{base, n, runtime_test()});
+    }
+  }
+  runtime_bucket runtime_test() const noexcept {
+    return {geometry_.fingerprint_bits, bucket_bytes_, lane_lows_, lane_highs_};
+  }
+  template <class R, class Use>
+  void pipelined_probes(const R& items, Use&& use) const {
+    with_short_path([&](const auto& path) {
+      detail::pipelined_probes<probe>(
+          items, [h = hasher_](const auto& k) { return hash_key(h, k); },
+          [path](const digest& d) {
+            const probe p = path.probe_of(d);
+            // The 8-byte load of a bucket crosses into the next cache line for about 1 bucket in 10:
+            // prefetch the line of its last byte too, or that lookup stalls on a demand miss.
+            detail::prefetch_read(p.first);
+            detail::prefetch_read(p.first + 7);
+            detail::prefetch_read(p.second);
+            detail::prefetch_read(p.second + 7);
+            return p;
+          },
+          [&](std::span<const probe> batch) { use(path, batch); });
+    });
   }
 
   /// The first slot of `bucket` holding `fp` (0 finds an empty slot), or npos.
@@ -683,22 +812,34 @@ class cuckoo_filter {
     detail::pipelined(items, [this](const auto& k) { return hash(k); }, prefetch_one, use);
   }
 
-  /// Precomputes the constants of holds()'s one-load bucket test, when the geometry allows it.
-  void prepare_bucket_test() noexcept {
+  /// Precomputes what lookups would otherwise derive from the geometry on every call, including the
+  /// constants of holds()'s one-load bucket test when the geometry allows it.
+  void prepare_constants() noexcept {
     const std::uint32_t f = geometry_.fingerprint_bits;
     const std::uint32_t width = f * b();
     swar_ = width <= 64 && width % 8 == 0;
+    note_table_count();
     if (!swar_) return;
     bucket_bytes_ = width / 8;
-    bucket_mask_ = width == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
     lane_lows_ = 0;
     for (std::uint32_t j = 0; j < b(); ++j) lane_lows_ |= std::uint64_t{1} << (j * f);
     lane_highs_ = lane_lows_ << (f - 1);
   }
 
+  void note_table_count() noexcept {
+    one_load_single_table_ = swar_ && tables_.size() == 1;
+    short_path_ = short_path::runtime;
+    if (geometry_.bucket_size == 4 && geometry_.fingerprint_bits == 8) short_path_ = short_path::fixed_8x4;
+    if (geometry_.bucket_size == 4 && geometry_.fingerprint_bits == 12) short_path_ = short_path::fixed_12x4;
+    if (geometry_.bucket_size == 4 && geometry_.fingerprint_bits == 16) short_path_ = short_path::fixed_16x4;
+  }
+  enum class short_path : std::uint8_t { runtime, fixed_8x4, fixed_12x4, fixed_16x4 };
+
   cuckoo_geometry geometry_;
   bool swar_ = false;
-  std::uint64_t bucket_bytes_ = 0, bucket_mask_ = 0, lane_lows_ = 0, lane_highs_ = 0;
+  bool one_load_single_table_ = false;  // swar_ and no sub-filter grown: lookups take the short path
+  short_path short_path_ = short_path::runtime;  // which lookup_path that is
+  std::uint64_t bucket_bytes_ = 0, lane_lows_ = 0, lane_highs_ = 0;
   Hasher hasher_;
   std::vector<byte_storage> storages_;
   std::vector<table> tables_;
