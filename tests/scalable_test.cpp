@@ -89,12 +89,12 @@ TEST(ScalableFilter, NonScalingLayerGetsTheWholeRate) {
   EXPECT_EQ(f.layers()[0].bits(), blume::plan_for(10'000, 0.01, blume::filter_kind::partitioned).bits);
 }
 
-/// A layer-sizing policy: what a RedisBloom-compatible chain plugs in. This one doubles plan_for's bits.
-struct doubled_layers {
-  blume::filter_plan operator()(std::uint64_t capacity, double fpr) const {
-    blume::filter_plan p = blume::plan_for(capacity, fpr, blume::filter_kind::bloom);
-    p.bits *= 2;
-    return p;
+/// A layer policy (what a RedisBloom-compatible chain plugs in): the default capacities and rates, with
+/// twice plan_for's bits.
+struct doubled_layers : blume::plan_layers<blume::bloom_filter<>> {
+  blume::classic_layout layout(const blume::layer_spec& s) const {
+    const blume::filter_plan p = blume::plan_for(s.capacity, s.fpr, blume::filter_kind::bloom);
+    return blume::classic_layout(p.bits * 2, p.hashes);
   }
 };
 

@@ -287,6 +287,9 @@ class basic_bloom_filter {
   const Layout& layout() const noexcept { return layout_; }
   const Hasher& hasher() const noexcept { return hasher_; }
   const byte_storage& storage() const noexcept { return storage_; }
+  /// The bit array's bytes, writable, for codecs that fill a filter piece by piece (RedisBloom's
+  /// LOADCHUNK). Bits past bits() must stay zero.
+  std::span<std::byte> mutable_bytes() noexcept { return {storage_.data(), storage_.size()}; }
   /// True when the bits are a private mapping of a file (opened with map_file).
   bool is_mapped() const noexcept { return storage_.file_backed(); }
 

@@ -29,7 +29,8 @@ struct digest {
 /// Identifies the hash function in serialized filters, so a file is never read with the wrong one.
 enum class hash_id : std::uint16_t {
   xxh3_128 = 1,
-  murmur64a_pair = 2,  // reserved for RedisBloom-compatible filters
+  murmur64a_pair = 2,  // RedisBloom's Bloom hash (redisbloom.hpp)
+  murmur64a = 3,       // RedisBloom's cuckoo hash (redisbloom.hpp)
 };
 
 /// A hasher maps bytes to a digest under a 64-bit seed fixed at construction.

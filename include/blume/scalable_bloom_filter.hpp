@@ -32,6 +32,10 @@
 
 namespace blume {
 
+/// Most layers a chain may have (each layer at least doubles the k of the first within about 30 layers at
+/// growth 1, and rates underflow after about 1075 halvings, so no useful chain comes near).
+inline constexpr std::uint32_t scalable_max_layers = 4096;
+
 struct scalable_options {
   double growth = 2.0;      // s: layer i holds capacity × growth^i items
   double tightening = 0.5;  // r: layer i's rate is fpr × (1 − r) × r^i
@@ -39,11 +43,34 @@ struct scalable_options {
   std::uint32_t max_layers = 64;
 };
 
-/// How a layer is sized for its capacity and rate: plan_for of the layer's kind. A RedisBloom-compatible
-/// layer type brings its own policy (RedisBloom rounds bits to 64 and takes k = ⌈ln 2 · bits/n⌉).
+/// One layer's design: the items it takes before the next layer starts, and its false-positive rate.
+struct layer_spec {
+  std::uint64_t capacity = 0;
+  double fpr = 0;
+  friend constexpr bool operator==(const layer_spec&, const layer_spec&) = default;
+};
+
+/// What an insert did: stored the key, found it already (a layer answered "maybe"), or found no room
+/// (non-scaling and full, at max_layers, or the next layer would be impossible).
+enum class insert_result { added, present, full };
+
+/// The default chain policy (Almeida et al.): layer i gets capacity ⌈C·s^i⌉ and rate ε·(1 − r)·r^i in
+/// closed form, and the geometry plan_for gives the layer's kind. A policy provides spec(), which may
+/// also build on the previous layer's spec, and layout(), the layer's geometry for a spec.
+/// redisbloom.hpp has RedisBloom's policy.
 template <class Layer>
 struct plan_layers {
-  filter_plan operator()(std::uint64_t capacity, double fpr) const { return plan_for(capacity, fpr, Layer::kind); }
+  layer_spec spec(std::uint64_t capacity, double fpr, const scalable_options& o, std::size_t index,
+                  const layer_spec& /*previous*/) const {
+    const double c = std::ceil(static_cast<double>(capacity) * std::pow(o.growth, static_cast<double>(index)));
+    const std::uint64_t layer_capacity = c < 0x1p63 ? static_cast<std::uint64_t>(c) : std::uint64_t{1} << 63;
+    if (!o.scaling) return {layer_capacity, fpr};  // one layer, which gets the whole rate (as RedisBloom's NONSCALING)
+    return {layer_capacity, fpr * (1 - o.tightening) * std::pow(o.tightening, static_cast<double>(index))};
+  }
+  typename Layer::layout_type layout(const layer_spec& s) const {
+    const filter_plan plan = plan_for(s.capacity, s.fpr, Layer::kind);  // throws beyond 2^40 bits
+    return typename Layer::layout_type(plan.bits, plan.hashes);
+  }
 };
 
 template <class Layer = partitioned_bloom_filter<>, class LayerPlan = plan_layers<Layer>>
@@ -61,15 +88,16 @@ class scalable_bloom_filter {
     add_layer();
   }
 
-  /// Layer i's capacity and rate (see the header comment).
-  std::uint64_t layer_capacity(std::size_t i) const noexcept {
-    const double c = std::ceil(static_cast<double>(capacity_) * std::pow(options_.growth, static_cast<double>(i)));
-    return c < 0x1p63 ? static_cast<std::uint64_t>(c) : std::uint64_t{1} << 63;  // plan_for refuses such sizes
-  }
-  /// A non-scaling chain has one layer, which gets the whole rate (as in RedisBloom's NONSCALING).
-  double layer_fpr(std::size_t i) const noexcept {
-    if (!options_.scaling) return fpr_;
-    return fpr_ * (1 - options_.tightening) * std::pow(options_.tightening, static_cast<double>(i));
+  /// Layer i's capacity and rate (see the header comment and the policy): recorded for the layers that
+  /// exist, as the policy would give them for the layers to come.
+  std::uint64_t layer_capacity(std::size_t i) const { return spec_at(i).capacity; }
+  double layer_fpr(std::size_t i) const { return spec_at(i).fpr; }
+  layer_spec spec_at(std::size_t i) const {
+    if (i < specs_.size()) return specs_[i];
+    layer_spec s = specs_.empty() ? LayerPlan{}.spec(capacity_, fpr_, options_, 0, {}) : specs_.back();
+    for (std::size_t j = std::max<std::size_t>(specs_.size(), 1); j <= i; ++j)
+      s = LayerPlan{}.spec(capacity_, fpr_, options_, j, s);
+    return s;
   }
 
   template <key K>
@@ -83,19 +111,34 @@ class scalable_bloom_filter {
   bool insert(const K& k) {
     return insert(hash(k));
   }
-  bool insert(const digest& d) {
-    if (contains(d)) return false;
-    if (counts_.back() >= layer_capacity(layers_.size() - 1)) {
-      if (!options_.scaling || layers_.size() >= options_.max_layers) return false;
+  bool insert(const digest& d) { return try_insert(d) == insert_result::added; }
+
+  /// insert() that tells "already present" from "full".
+  template <key K>
+  insert_result try_insert(const K& k) {
+    return try_insert(hash(k));
+  }
+  insert_result try_insert(const digest& d) {
+    if (contains(d)) return insert_result::present;
+    if (needs_new_layer()) {
+      if (!can_grow()) return insert_result::full;
       try {
         add_layer();
       } catch (const invalid_argument&) {
-        return false;  // the next layer would exceed max_filter_bits: the chain is full
+        return insert_result::full;  // the next layer would exceed max_filter_bits: the chain is full
       }
     }
     if (layers_.back().insert(d)) ++counts_.back();
-    return true;
+    return insert_result::added;
   }
+
+  /// Whether the newest layer holds its capacity, so the next added key needs a new layer.
+  bool needs_new_layer() const noexcept { return counts_.back() >= specs_.back().capacity; }
+  /// Whether a new layer may be added (scaling and below max_layers); it may still be too large to exist.
+  bool can_grow() const noexcept { return options_.scaling && layers_.size() < options_.max_layers; }
+  /// Bytes the next layer's bit array would take (so a caller can check a memory budget before an insert
+  /// that needs it); invalid_argument if that layer cannot exist.
+  std::uint64_t next_layer_bytes() const { return LayerPlan{}.layout(spec_at(layers_.size())).storage_bytes(); }
 
   template <key K>
   bool contains(const K& k) const noexcept {
@@ -126,6 +169,7 @@ class scalable_bloom_filter {
   void clear() {
     layers_.clear();
     counts_.clear();
+    specs_.clear();
     add_layer();
   }
 
@@ -183,11 +227,35 @@ class scalable_bloom_filter {
   std::span<const Layer> layers() const noexcept { return layers_; }
   std::span<const std::uint64_t> layer_counts() const noexcept { return counts_; }
 
+  std::span<const layer_spec> layer_specs() const noexcept { return specs_; }
+
   friend bool operator==(const scalable_bloom_filter& a, const scalable_bloom_filter& b) noexcept {
     return a.capacity_ == b.capacity_ && a.fpr_ == b.fpr_ && a.options_.growth == b.options_.growth &&
            a.options_.tightening == b.options_.tightening && a.options_.scaling == b.options_.scaling &&
-           a.seed() == b.seed() && a.counts_ == b.counts_ && a.layers_ == b.layers_;
+           a.seed() == b.seed() && a.counts_ == b.counts_ && a.specs_ == b.specs_ && a.layers_ == b.layers_;
   }
+
+  /// For codecs of other formats: a chain from explicit layers, each with its spec and the number of
+  /// keys it took. The layers must share the chain's seed; nothing here allocates beyond the vectors.
+  static scalable_bloom_filter from_layers(std::uint64_t capacity, double fpr, scalable_options options,
+                                           std::uint64_t seed, std::vector<Layer> layers,
+                                           std::vector<layer_spec> specs, std::vector<std::uint64_t> counts) {
+    scalable_bloom_filter f(capacity, fpr, options, seed, 0);  // validates, allocates nothing
+    if (layers.empty() || layers.size() != specs.size() || layers.size() != counts.size())
+      throw invalid_argument("scalable filter: " + std::to_string(layers.size()) + " layers, " +
+                             std::to_string(specs.size()) + " specs and " + std::to_string(counts.size()) +
+                             " counts do not describe a chain");
+    if (layers.size() > options.max_layers)
+      throw invalid_argument("scalable filter: " + std::to_string(layers.size()) + " layers exceed max_layers " +
+                             std::to_string(options.max_layers));
+    for (const Layer& l : layers)
+      if (l.seed() != seed) throw invalid_argument("scalable filter: a layer's seed differs from the chain's");
+    f.layers_ = std::move(layers);
+    f.specs_ = std::move(specs);
+    f.counts_ = std::move(counts);
+    return f;
+  }
+  std::span<Layer> mutable_layers() noexcept { return layers_; }
 
   // ---- serialization hooks (format.hpp) --------------------------------------------------------------
   // bits = capacity of layer 0, hashes = number of layers, layout = the layers' kind id;
@@ -220,6 +288,7 @@ class scalable_bloom_filter {
     scalable_bloom_filter f = from_parameters(p, seed);
     const std::byte* at = payload.data();
     f.counts_.assign(p.hashes, 0);
+    for (std::uint32_t i = 0; i < p.hashes; ++i) f.specs_.push_back(f.spec_at(i));
     if (p.hashes != 0) std::memcpy(f.counts_.data(), at, 8 * static_cast<std::size_t>(p.hashes));
     at += 8 * static_cast<std::size_t>(p.hashes);
     for (std::uint32_t i = 0; i < p.hashes; ++i) {
@@ -242,13 +311,16 @@ class scalable_bloom_filter {
 
   static void validate(std::uint64_t capacity, double fpr, const scalable_options& options) {
     detail::check_plan_inputs(capacity, fpr);
-    if (!(options.growth >= 1.0) || !std::isfinite(options.growth))
+    // A non-scaling chain never uses its growth (RedisBloom records 0 for some), so only a scaling one
+    // needs growth ≥ 1.
+    if (!std::isfinite(options.growth) || !(options.growth >= (options.scaling ? 1.0 : 0.0)))
       throw invalid_argument("scalable filter: growth must be at least 1, got " + detail::format_number(options.growth));
     if (!(options.tightening > 0.0 && options.tightening < 1.0))
       throw invalid_argument("scalable filter: tightening ratio must be in (0, 1), got " +
                              detail::format_number(options.tightening));
-    if (options.max_layers == 0 || options.max_layers > 64)
-      throw invalid_argument("scalable filter: max_layers must be in [1, 64], got " + std::to_string(options.max_layers));
+    if (options.max_layers == 0 || options.max_layers > scalable_max_layers)
+      throw invalid_argument("scalable filter: max_layers must be in [1, " + std::to_string(scalable_max_layers) +
+                             "], got " + std::to_string(options.max_layers));
   }
 
   /// The chain a header describes, with no layers yet; invalid_argument if it describes none.
@@ -261,7 +333,7 @@ class scalable_bloom_filter {
     o.growth = std::bit_cast<double>(p.extra[1]);
     o.tightening = std::bit_cast<double>(p.extra[2]);
     o.scaling = p.extra[3] == 0;
-    o.max_layers = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.extra[4], 65));  // > 64 is refused
+    o.max_layers = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.extra[4], scalable_max_layers + 1));
     scalable_bloom_filter f(p.bits, std::bit_cast<double>(p.extra[0]), o, seed, 0);  // validates, allocates nothing
     if (p.hashes == 0 || p.hashes > o.max_layers || (!o.scaling && p.hashes != 1))
       throw invalid_argument("scalable filter: layer count " + std::to_string(p.hashes) + " is not possible");
@@ -269,19 +341,23 @@ class scalable_bloom_filter {
   }
 
   filter_parameters layer_parameters(std::size_t i) const {
-    const filter_plan plan = LayerPlan{}(layer_capacity(i), layer_fpr(i));
+    const auto layout = LayerPlan{}.layout(spec_at(i));
     filter_parameters p;
-    p.bits = plan.bits;
-    p.hashes = plan.hashes;
+    p.bits = layout.bits();
+    p.hashes = layout.hashes();
     p.layout = Layer::layout_type::block_bits;
     return p;
   }
 
   void add_layer() {
-    const std::size_t i = layers_.size();
-    const filter_plan plan = LayerPlan{}(layer_capacity(i), layer_fpr(i));  // throws beyond 2^40 bits
-    layers_.emplace_back(plan, hasher_.seed());
-    counts_.push_back(0);
+    const layer_spec spec = spec_at(layers_.size());
+    const auto layout = LayerPlan{}.layout(spec);  // throws beyond 2^40 bits
+    layers_.reserve(layers_.size() + 1);
+    specs_.reserve(specs_.size() + 1);
+    counts_.reserve(counts_.size() + 1);
+    layers_.push_back(Layer::from_parts(layout, hasher_type(hasher_.seed()), byte_storage::allocate(layout.storage_bytes()), 0));
+    counts_.push_back(0);  // cannot throw after the reserves, so the three vectors stay in step
+    specs_.push_back(spec);
   }
 
   std::uint64_t capacity_;
@@ -290,6 +366,7 @@ class scalable_bloom_filter {
   hasher_type hasher_;
   std::vector<Layer> layers_;
   std::vector<std::uint64_t> counts_;
+  std::vector<layer_spec> specs_;
 };
 
 }  // namespace blume

@@ -1,7 +1,8 @@
 // Storage: zeroed, 64-byte aligned memory that knows nothing about filters. It is either owned
 // (heap memory, with large blocks placed so the kernel can back them with 2 MiB pages) or a private
 // mapping of a file (copy-on-write: a filter opened from a file can be queried without copying it and
-// even modified in memory without ever touching the file).
+// even modified in memory without ever touching the file). A host may route owned storage through its
+// own allocator (set_storage_allocator).
 #pragma once
 
 #include <sys/mman.h>
@@ -17,6 +18,26 @@
 
 namespace blume {
 
+/// Where owned storage comes from when a host wants to account for it itself. The Redis module installs
+/// the server's allocator, so INFO memory, MEMORY USAGE and maxmemory see every filter's bytes.
+/// `allocate` returns `bytes` zeroed bytes aligned to 64, or nullptr when out of memory.
+struct storage_allocator {
+  void* (*allocate)(std::size_t bytes) = nullptr;
+  void (*deallocate)(void* p) noexcept = nullptr;
+};
+
+namespace detail {
+inline storage_allocator& installed_storage_allocator() noexcept {
+  static storage_allocator a;
+  return a;
+}
+}  // namespace detail
+
+/// Routes every later byte_storage::allocate through `a` (both functions set), or back to the built-in
+/// heap and mappings (both null). Storage already allocated keeps the deallocator it was made with. Not
+/// synchronised: install once, before any filter exists.
+inline void set_storage_allocator(storage_allocator a) noexcept { detail::installed_storage_allocator() = a; }
+
 class byte_storage {
  public:
   static constexpr std::size_t alignment = 64;
@@ -31,6 +52,13 @@ class byte_storage {
     byte_storage s;
     s.size_ = bytes;
     if (bytes == 0) return s;
+    if (const storage_allocator& host = detail::installed_storage_allocator(); host.allocate != nullptr) {
+      void* p = host.allocate(round_up(bytes, alignment));
+      if (p == nullptr) throw std::bad_alloc();
+      s.data_ = static_cast<std::byte*>(p);
+      s.host_deallocate_ = host.deallocate;
+      return s;
+    }
     if (bytes >= huge_page) {
       const std::size_t length = round_up(bytes, page_size());
       const std::size_t reserve = length + huge_page;
@@ -88,6 +116,7 @@ class byte_storage {
     std::swap(map_base_, other.map_base_);
     std::swap(map_length_, other.map_length_);
     std::swap(file_backed_, other.file_backed_);
+    std::swap(host_deallocate_, other.host_deallocate_);
   }
 
   std::byte* data() noexcept { return data_; }
@@ -114,9 +143,12 @@ class byte_storage {
   void release() noexcept {
     if (map_base_ != nullptr) {
       ::munmap(map_base_, map_length_);
+    } else if (host_deallocate_ != nullptr) {
+      host_deallocate_(data_);
     } else if (data_ != nullptr) {
       std::free(data_);
     }
+    host_deallocate_ = nullptr;
     data_ = nullptr;
     map_base_ = nullptr;
     size_ = map_length_ = 0;
@@ -128,6 +160,7 @@ class byte_storage {
   void* map_base_ = nullptr;  // non-null when the bytes live in a mapping we must unmap
   std::size_t map_length_ = 0;
   bool file_backed_ = false;
+  void (*host_deallocate_)(void*) noexcept = nullptr;  // set when a storage_allocator made the bytes
 };
 
 }  // namespace blume

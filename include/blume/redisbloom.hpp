@@ -1,0 +1,174 @@
+// RedisBloom compatibility: the hashes, probe positions and layer geometry that RedisBloom (2.x and 8.x)
+// uses for its BF.* filters, expressed as policies for blume's own scalable_bloom_filter, so data written
+// by RedisBloom answers identically in blume and the other way round. The facts (from RedisBloom's
+// deps/bloom/bloom.c and src/sb.c, which are byte-identical between 2.8 and 8.x):
+//
+//   hash      a = MurmurHash64A(item, seed 0xc6a4a7935bd1e995), b = MurmurHash64A(item, seed a), once per
+//             item for every layer (RedisBloom's FORCE64 mode, which every filter it creates uses)
+//   probe i   (a + i·b) mod M in wrapping 64-bit arithmetic, i = 0 … k − 1, where M = bits (NOROUND layers,
+//             all that RedisBloom creates) or 2^n2 (power-of-two layers of very old versions)
+//   bit x     byte x / 8, bit x mod 8 (LSB first): the same bytes as blume's little-endian 64-bit words
+//   layer     for capacity n and rate ε: bpe = |ln ε| / ln²2, bits = ⌊n·bpe⌋ (at least 1) rounded up to a
+//             multiple of 64, k = ⌈ln 2 · bpe⌉ (with ln 2 and ln²2 as the decimal constants RedisBloom
+//             uses, so the doubles agree bit for bit)
+//   chain     layer 0 gets (C, ε/2), or (C, ε) when non-scaling; layer i + 1 gets (n_i · g, ε_i / 2) with
+//             integer growth g. A new layer is added when the newest holds n_i items.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "blume/basic_bloom_filter.hpp"
+#include "blume/detail/probe_ops.hpp"
+#include "blume/error.hpp"
+#include "blume/hash.hpp"
+#include "blume/plan.hpp"
+#include "blume/scalable_bloom_filter.hpp"
+
+namespace blume {
+
+/// MurmurHash64A (Austin Appleby, public domain) with little-endian 8-byte reads, as RedisBloom hashes
+/// items for both its Bloom and cuckoo filters.
+inline std::uint64_t murmur64a(const void* data, std::size_t len, std::uint64_t seed) noexcept {
+  constexpr std::uint64_t m = 0xc6a4a7935bd1e995ULL;
+  constexpr int r = 47;
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::uint64_t h = seed ^ (len * m);
+  const std::size_t blocks = len / 8;
+  for (std::size_t i = 0; i < blocks; ++i, p += 8) {
+    std::uint64_t k = 0;
+    for (int j = 7; j >= 0; --j) k = (k << 8) | p[j];
+    k *= m;
+    k ^= k >> r;
+    k *= m;
+    h ^= k;
+    h *= m;
+  }
+  if (const std::size_t tail = len & 7; tail != 0) {
+    for (std::size_t j = tail; j-- > 0;) h ^= std::uint64_t{p[j]} << (8 * j);
+    h *= m;
+  }
+  h ^= h >> r;
+  h *= m;
+  h ^= h >> r;
+  return h;
+}
+
+/// RedisBloom's Bloom hash: digest.low = a = MurmurHash64A(key, seed), digest.high = b =
+/// MurmurHash64A(key, a). The seed RedisBloom uses is the default.
+class murmur64a_pair_hasher {
+ public:
+  static constexpr hash_id id = hash_id::murmur64a_pair;
+  static constexpr std::uint64_t default_seed = 0xc6a4a7935bd1e995ULL;
+
+  explicit constexpr murmur64a_pair_hasher(std::uint64_t seed = default_seed) noexcept : seed_(seed) {}
+  digest operator()(const void* data, std::size_t len) const noexcept {
+    const std::uint64_t a = murmur64a(data, len, seed_);
+    return {a, murmur64a(data, len, a)};
+  }
+  std::uint64_t seed() const noexcept { return seed_; }
+
+ private:
+  std::uint64_t seed_;
+};
+static_assert(hasher<murmur64a_pair_hasher>);
+
+/// Most probes a RedisBloom layer may have. k = ⌈ln 2 · bpe⌉ grows with log(1/ε); the smallest positive
+/// double gives k ≈ 517, and every layer of a chain tightens ε by half (about one more probe per layer).
+inline constexpr std::uint32_t redisbloom_max_hashes = 4096;
+
+/// A RedisBloom Bloom layer's probe positions (see the top of this file). `n2` is 0 for the layers every
+/// current RedisBloom creates (positions mod bits); n2 > 0 marks an old power-of-two layer (mod 2^n2).
+/// bpe (bits per entry) is carried along only so a layer round-trips RedisBloom's formats bit for bit.
+class redisbloom_layout : public detail::flat_probe_ops<redisbloom_layout> {
+ public:
+  static constexpr filter_kind kind = filter_kind::bloom;
+  static constexpr std::uint32_t block_bits = 0;
+
+  redisbloom_layout(std::uint64_t bits, std::uint32_t hashes, std::uint32_t n2 = 0, double bpe = 0)
+      : bits_(bits), hashes_(hashes), n2_(n2), bpe_(bpe), modulus_(n2 == 0 ? bits : std::uint64_t{1} << n2) {
+    detail::check_geometry(kind, bits, hashes, 64, redisbloom_max_hashes);
+    if (n2 > 63 || (n2 != 0 && bits < modulus_))
+      throw invalid_argument("RedisBloom layer: power-of-two exponent " + std::to_string(n2) + " does not fit " +
+                             std::to_string(bits) + " bits");
+  }
+
+  std::uint64_t bits() const noexcept { return bits_; }
+  std::uint32_t hashes() const noexcept { return hashes_; }
+  std::uint32_t n2() const noexcept { return n2_; }
+  double bits_per_entry() const noexcept { return bpe_; }
+
+  template <class Fn>
+  bool for_each_probe(digest d, Fn&& fn) const noexcept {
+    for (std::uint32_t i = 0; i < hashes_; ++i)
+      if (!fn((d.low + std::uint64_t{i} * d.high) % modulus_)) return false;
+    return true;
+  }
+
+ private:
+  std::uint64_t bits_;
+  std::uint32_t hashes_;
+  std::uint32_t n2_;
+  double bpe_;
+  std::uint64_t modulus_;
+};
+
+/// One layer of a RedisBloom-compatible chain.
+using redisbloom_bloom_layer = basic_bloom_filter<redisbloom_layout, murmur64a_pair_hasher>;
+
+/// RedisBloom's layer geometry for `capacity` items at rate `fpr` (bloom_init with NOROUND): refuses what
+/// RedisBloom would refuse (capacity 0, rate outside (0, 1)) and layers beyond max_filter_bits.
+inline redisbloom_layout redisbloom_layer_geometry(std::uint64_t capacity, double fpr) {
+  if (capacity == 0) throw invalid_argument("RedisBloom layer: capacity must be at least 1, got 0");
+  if (!(fpr > 0 && fpr < 1))
+    throw invalid_argument("RedisBloom layer: error rate must be in (0, 1), got " + detail::format_number(fpr));
+  constexpr double ln2 = 0.693147180559945;
+  constexpr double ln2_squared = 0.480453013918201;
+  const double bpe = std::fabs(std::log(fpr) / ln2_squared);
+  const double wanted = static_cast<double>(capacity) * bpe;
+  if (!(wanted < static_cast<double>(max_filter_bits)))
+    throw invalid_argument("RedisBloom layer: " + std::to_string(capacity) + " items at rate " +
+                           detail::format_number(fpr) + " need more than 2^40 bits");
+  std::uint64_t bits = static_cast<std::uint64_t>(wanted);
+  if (bits == 0) bits = 1;
+  bits = (bits + 63) / 64 * 64;
+  const double k = std::ceil(ln2 * bpe);
+  if (!(k <= redisbloom_max_hashes))
+    throw invalid_argument("RedisBloom layer: rate " + detail::format_number(fpr) + " needs more than " +
+                           std::to_string(redisbloom_max_hashes) + " hashes");
+  return redisbloom_layout(bits, static_cast<std::uint32_t>(k), 0, bpe);
+}
+
+/// The chain policy for scalable_bloom_filter: RedisBloom's per-layer capacity, rate and geometry.
+/// Growth is an integer (RedisBloom multiplies capacities in integers) and the tightening ratio 0.5.
+struct redisbloom_layer_plan {
+  layer_spec spec(std::uint64_t capacity, double fpr, const scalable_options& o, std::size_t index,
+                  const layer_spec& previous) const {
+    if (index == 0) return {capacity, o.scaling ? fpr * o.tightening : fpr};
+    const auto growth = static_cast<std::uint64_t>(o.growth);
+    if (growth != 0 && previous.capacity > UINT64_MAX / growth)
+      throw invalid_argument("RedisBloom chain: the next layer's capacity overflows");
+    return {previous.capacity * growth, previous.fpr * o.tightening};
+  }
+  redisbloom_layout layout(const layer_spec& s) const { return redisbloom_layer_geometry(s.capacity, s.fpr); }
+};
+
+/// A RedisBloom-compatible scalable Bloom filter: what BF.RESERVE creates. Its options must have an
+/// integer growth ≥ 1 and tightening 0.5 (redisbloom_options gives them).
+using redisbloom_bloom_chain = scalable_bloom_filter<redisbloom_bloom_layer, redisbloom_layer_plan>;
+
+/// RedisBloom's chain options: growth (EXPANSION, an integer ≥ 1 when scaling), non-scaling or not;
+/// tightening 0.5. Non-scaling chains still record their growth (RedisBloom keeps it, and SCANDUMP shows it).
+inline scalable_options redisbloom_options(std::uint32_t growth, bool scaling) {
+  scalable_options o;
+  o.growth = static_cast<double>(growth);
+  o.tightening = 0.5;
+  o.scaling = scaling;
+  o.max_layers = scalable_max_layers;
+  return o;
+}
+
+}  // namespace blume
