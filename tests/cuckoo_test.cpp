@@ -605,7 +605,7 @@ TEST(CuckooFormat, HostileParametersAreRejected) {
       [](blume::file_header& h) { h.extra[2] = 0; },
       [](blume::file_header& h) { h.extra[2] = 7; },                 // beyond max sub-filters (6)
       [](blume::file_header& h) { h.extra[2] = h.extra[2] + 1; },    // payload too short for one more
-      [](blume::file_header& h) { h.extra[3] = 65; },
+      [](blume::file_header& h) { h.extra[3] = 65'537; },             // beyond cuckoo_max_filters
       [](blume::file_header& h) { h.extra[4] = 1; },
       [](blume::file_header& h) { h.extra[5] = 1; },
   };

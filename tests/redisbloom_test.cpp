@@ -237,3 +237,165 @@ TEST(StorageAllocator, AnInstalledAllocatorGetsEveryOwnedArrayAndFreesIt) {
 }
 
 }  // namespace
+
+namespace {
+
+// CF.RESERVE ck 16 BUCKETSIZE 4; CF.ADD ck alpha, beta, gamma, delta, alpha
+const std::string ck_header = unhex("0500000000000000040000000000000000000000000000000100000000000000040014000100");
+const std::string ck_slots = unhex("0000000000000000d700000016e13416");
+
+rb::cuckoo_value ck_filter() {
+  rb::cuckoo_value v = rb::make_cuckoo(16, 4, 20, 1);
+  for (const char* k : {"alpha", "beta", "gamma", "delta", "alpha"}) {
+    const blume::digest d = v.filter.hash(std::string_view(k));
+    EXPECT_TRUE(rb::cuckoo_insert(v, d)) << k;
+  }
+  return v;
+}
+
+std::vector<std::pair<long long, std::string>> cuckoo_scandump(const rb::cuckoo_value& v) {
+  std::vector<std::pair<long long, std::string>> out;
+  for (long long it = 1;;) {
+    const rb::chunk c = rb::cuckoo_chunk(v, it);
+    if (c.next == 0) break;
+    out.emplace_back(c.next, as_string(c.bytes));
+    it = c.next;
+  }
+  return out;
+}
+
+TEST(RedisBloomCuckoo, AReservedFilterHasRedisBloomsGeometry) {
+  EXPECT_EQ(rb::make_cuckoo(1000, 2, 20, 1).filter.buckets(), 512u);
+  EXPECT_EQ(rb::make_cuckoo(100'000'000, 2, 20, 1).filter.buckets(), 67'108'864u);
+  EXPECT_EQ(rb::make_cuckoo(16, 4, 20, 3).filter.geometry().expansion, 4u);  // rounded up to a power of two
+  EXPECT_EQ(rb::make_cuckoo(1, 4, 20, 0).filter.buckets(), 1u);
+}
+
+TEST(RedisBloomCuckoo, ScandumpOfAFilterEqualsRedisBloomsBytes) {
+  const rb::cuckoo_value v = ck_filter();
+  EXPECT_EQ(v.filter.count(v.filter.hash(std::string_view("alpha"))), 2u);
+  EXPECT_EQ(rb::encode_header(rb::record_of(v)), ck_header);
+  const auto chunks = cuckoo_scandump(v);
+  ASSERT_EQ(chunks.size(), 1u);
+  EXPECT_EQ(chunks[0].first, 17);
+  EXPECT_EQ(chunks[0].second, ck_slots);
+}
+
+TEST(RedisBloomCuckoo, RedisBloomsStreamLoadsIntoAnIdenticalFilter) {
+  rb::cuckoo_value v = rb::value_from(rb::decode_cuckoo_header(ck_header));
+  ASSERT_TRUE(rb::load_cuckoo_chunk(v, 17, as_bytes(ck_slots)));
+  EXPECT_EQ(v.items, 5u);
+  EXPECT_EQ(v.filter.inserted(), 5u);
+  const rb::cuckoo_value built = ck_filter();
+  EXPECT_TRUE(v.filter == built.filter);
+  for (const char* k : {"alpha", "beta", "gamma", "delta"}) EXPECT_TRUE(v.filter.contains(std::string_view(k)));
+  EXPECT_EQ(rb::encode_header(rb::record_of(v)), ck_header);
+}
+
+TEST(RedisBloomCuckoo, DuplicatesForceGrowthAndAFullFilterStaysUnchanged) {
+  // A fingerprint has 2·b slots per sub-filter (b when its two buckets coincide: RedisBloom counts that
+  // bucket twice). Take a key whose buckets differ in a 2-bucket table: an odd fingerprint, since the
+  // pair is i ⊕ (fp·0x5bd1e995 mod 2).
+  rb::cuckoo_value v = rb::make_cuckoo(8, 4, 20, 2);
+  blume::digest d;
+  for (int i = 0;; ++i) {
+    d = v.filter.hash("same" + std::to_string(i));
+    if (blume::redisbloom_cuckoo_hashing::fingerprint(d, 8) % 2 == 1) break;
+  }
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(rb::cuckoo_insert(v, d));
+  EXPECT_EQ(v.filter.sub_filters(), 1u);
+  ASSERT_TRUE(rb::cuckoo_insert(v, d));  // the 9th copy needs a new sub-filter of twice the buckets
+  EXPECT_EQ(v.filter.sub_filters(), 2u);
+  EXPECT_EQ(v.filter.sub_filter_buckets(1), 4u);
+  EXPECT_EQ(v.items, 9u);
+  rb::cuckoo_value fixed = rb::make_cuckoo(8, 4, 20, 0);
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(rb::cuckoo_insert(fixed, d));
+  const auto before = cuckoo_scandump(fixed);
+  EXPECT_FALSE(rb::cuckoo_insert(fixed, d));  // "Filter is full", and every relocation was undone
+  EXPECT_EQ(cuckoo_scandump(fixed), before);
+  EXPECT_EQ(fixed.items, 8u);
+}
+
+TEST(RedisBloomCuckoo, DeletesCompactAGrownFilterAndKeepEveryOtherKey) {
+  rb::cuckoo_value v = rb::make_cuckoo(64, 2, 20, 1);
+  std::vector<blume::digest> keys;
+  for (int i = 0; i < 200; ++i) keys.push_back(v.filter.hash("k" + std::to_string(i)));
+  for (const auto& d : keys) ASSERT_TRUE(rb::cuckoo_insert(v, d));
+  const std::size_t grown = v.filter.sub_filters();
+  ASSERT_GT(grown, 2u);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (i % 10 != 0) {
+      ASSERT_TRUE(rb::cuckoo_delete(v, keys[i])) << i;
+    }
+  }
+  EXPECT_LT(v.filter.sub_filters(), grown);  // compacted on the way, as RedisBloom's CF.DEL does
+  EXPECT_EQ(v.items, 20u);
+  EXPECT_EQ(v.filter.inserted(), 20u);
+  for (std::size_t i = 0; i < keys.size(); i += 10) EXPECT_TRUE(v.filter.contains(keys[i])) << i;
+  rb::cuckoo_compact(v, true);
+  EXPECT_EQ(v.deletes, 0u);
+  for (std::size_t i = 0; i < keys.size(); i += 10) EXPECT_TRUE(v.filter.contains(keys[i])) << i;
+}
+
+TEST(RedisBloomCuckoo, AGrownBlumeFilterCompactsWithoutLosingKeys) {
+  blume::cuckoo_geometry g;
+  g.buckets = 16;
+  g.bucket_size = 4;
+  g.fingerprint_bits = 12;
+  g.expansion = 2;
+  blume::cuckoo_filter<> f(g);
+  for (int i = 0; i < 400; ++i) ASSERT_TRUE(f.insert(i));
+  const std::size_t grown = f.sub_filters();
+  ASSERT_GT(grown, 2u);
+  for (int i = 0; i < 400; ++i) {
+    if (i % 20 != 0) {
+      ASSERT_TRUE(f.erase(i));
+    }
+  }
+  f.compact();
+  EXPECT_LT(f.sub_filters(), grown);
+  for (int i = 0; i < 400; i += 20) EXPECT_TRUE(f.contains(i)) << i;
+  EXPECT_EQ(f.inserted(), 20u);
+}
+
+TEST(RedisBloomCuckoo, HostileHeadersAndChunksAreRefused) {
+  const auto refused = [](rb::cuckoo_record r) { EXPECT_THROW(rb::value_from(r), blume::format_error); };
+  const rb::cuckoo_record good = rb::decode_cuckoo_header(ck_header);
+  auto r = good;
+  r.bucket_size = 0;
+  refused(r);
+  r = good;
+  r.buckets = 3;
+  refused(r);
+  r = good;
+  r.expansion = 3;
+  refused(r);
+  r = good;
+  r.max_iterations = 0;
+  refused(r);
+  r = good;
+  r.sub_filters = 0;
+  refused(r);
+  r = good;
+  r.sub_filters = 2;
+  r.expansion = 0;
+  refused(r);
+  r = good;
+  r.buckets = std::uint64_t{1} << 40;  // 2^43 bytes: refused before allocating
+  refused(r);
+  r = good;
+  r.sub_filters = 40;
+  r.expansion = 2;  // the last sub-filter would be 4·2^39 buckets
+  refused(r);
+  EXPECT_THROW(rb::value_from(good, 0), blume::format_error);  // beyond the caller's sub-filter limit
+  EXPECT_THROW(rb::decode_cuckoo_header(ck_header.substr(1)), blume::format_error);
+
+  rb::cuckoo_value v = rb::value_from(good);
+  EXPECT_FALSE(rb::load_cuckoo_chunk(v, 17, {}));
+  EXPECT_FALSE(rb::load_cuckoo_chunk(v, 18, as_bytes(ck_slots)));  // runs one byte past the table
+  EXPECT_FALSE(rb::load_cuckoo_chunk(v, 16, as_bytes(ck_slots)));  // would start before byte 0
+  EXPECT_FALSE(rb::load_cuckoo_chunk(v, 1'000'000, as_bytes(ck_slots)));
+  EXPECT_EQ(v.filter.inserted(), 0u);
+}
+
+}  // namespace

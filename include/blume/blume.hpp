@@ -13,6 +13,8 @@
 #include "blume/partitioned_bloom_filter.hpp"
 #include "blume/plan.hpp"
 #include "blume/quotient_filter.hpp"
+#include "blume/redisbloom.hpp"
+#include "blume/redisbloom_format.hpp"
 #include "blume/scalable_bloom_filter.hpp"
 #include "blume/simd.hpp"
 #include "blume/stable_bloom_filter.hpp"

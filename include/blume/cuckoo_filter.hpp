@@ -73,7 +73,7 @@ namespace blume {
 inline constexpr std::uint32_t cuckoo_max_bucket_size = 255;
 inline constexpr std::uint32_t cuckoo_max_kicks = 65535;
 inline constexpr std::uint32_t cuckoo_max_expansion = 32768;
-inline constexpr std::uint32_t cuckoo_max_filters = 64;
+inline constexpr std::uint32_t cuckoo_max_filters = 65536;  // RedisBloom's cf-max-expansions range
 
 /// The shape of a cuckoo filter. Defaults: b = 4 (95% load reachable, Fan et al. §5), 500 relocations
 /// (the reference implementation's kMaxCuckooCount), no growth.
@@ -119,7 +119,8 @@ struct cuckoo_geometry {
     if (expansion > cuckoo_max_expansion)
       throw invalid_argument("cuckoo filter: expansion must be in [0, 32768], got " + std::to_string(expansion));
     if (max_filters == 0 || max_filters > cuckoo_max_filters)
-      throw invalid_argument("cuckoo filter: max sub-filters must be in [1, 64], got " + std::to_string(max_filters));
+      throw invalid_argument("cuckoo filter: max sub-filters must be in [1, " + std::to_string(cuckoo_max_filters) +
+                             "], got " + std::to_string(max_filters));
   }
 
   /// Most buckets one sub-filter may have: its slots must fit in max_filter_bits.
@@ -147,10 +148,70 @@ struct cuckoo_geometry {
   friend constexpr bool operator==(const cuckoo_geometry&, const cuckoo_geometry&) = default;
 };
 
-template <hasher Hasher = xxh3_hasher>
+/// How a cuckoo filter derives a key's fingerprint and buckets from its digest, and how a relocation
+/// walks: blume's own scheme, described at the top of this file, for any bucket count. A policy is a
+/// class of static functions with these names; redisbloom.hpp has RedisBloom's (power-of-two tables,
+/// XOR alternates), so the same filter code reads and writes RedisBloom's CF data.
+struct cuckoo_hashing {
+  /// count() of a key whose two buckets coincide: count that bucket once (blume) or twice (RedisBloom).
+  static constexpr bool counts_coinciding_buckets_twice = false;
+
+  /// Constraints on the geometry beyond cuckoo_geometry::validate() (none here).
+  static void validate(const cuckoo_geometry&) {}
+
+  /// reduce(d.high, 2^f − 1) + 1 without a multiply: x·(2^f − 1) = x·2^f − x, whose high 64 bits are
+  /// x >> (64 − f) less the borrow out of the low half, (x << f) − x, which occurs when x << f < x.
+  static std::uint64_t fingerprint(const digest& d, std::uint64_t f) noexcept {
+    const std::uint64_t x = d.high;
+    return (x >> (64 - f)) - static_cast<std::uint64_t>((x << f) < x) + 1;
+  }
+  /// The key's bucket in a sub-filter of n buckets.
+  static std::uint64_t primary(const digest& d, std::uint64_t n) noexcept { return reduce(d.low, n); }
+  /// (H(fp) − q) mod n for q < n: the other bucket in sub-filter 0 (n buckets), and the leading digit's
+  /// part of alternate() in the others. Without a branch: which way it goes is a coin flip, and a
+  /// mispredicted branch here stalls the load of the second bucket, which is what lookups wait for.
+  static std::uint64_t alternate_first(std::uint64_t q, std::uint64_t fp, std::uint64_t n) noexcept {
+    const std::uint64_t h = reduce(fp * 0x9e3779b97f4a7c15ULL, n);
+    return h - q + (n & (std::uint64_t{0} - static_cast<std::uint64_t>(h < q)));
+  }
+  /// The other bucket of fingerprint fp in bucket i of sub-filter `level` (n·e^level buckets): digit by
+  /// digit in the mixed radix of a grown sub-filter. An involution in i for every n and e.
+  static std::uint64_t alternate(std::uint64_t i, std::uint64_t fp, std::uint64_t n, std::uint64_t e,
+                                 std::uint32_t level) noexcept {
+    if (level == 0 || e <= 1) return alternate_first(i, fp, n);
+    const std::uint64_t g = reduce(mix(fp * 0x9e3779b97f4a7c15ULL), e);
+    std::uint64_t low = 0, scale = 1;
+    for (std::uint32_t j = 0; j < level; ++j) {
+      const std::uint64_t r = i % e;
+      i /= e;
+      low += (g >= r ? g - r : g + e - r) * scale;
+      scale *= e;
+    }
+    return alternate_first(i, fp, n) * scale + low;
+  }
+  /// Bucket i of sub-filter `from` as a bucket of the older sub-filter `to`: its leading digits (the
+  /// bucket pair there holds the same keys' fingerprints).
+  static std::uint64_t project(std::uint64_t i, std::uint64_t /*n*/, std::uint64_t e, std::uint32_t from,
+                               std::uint32_t to) noexcept {
+    if (e <= 1) return i;
+    for (std::uint32_t j = to; j < from; ++j) i /= e;
+    return i;
+  }
+  /// A relocation walk's seed; whether it starts at the key's alternate bucket; the slot step k evicts.
+  /// Pseudo-random (a fixed victim can cycle between two buckets; Fan et al. pick at random) yet
+  /// recomputable from the key's digest and k, so a failed walk can be undone without recording it.
+  static std::uint64_t walk(const digest& d) noexcept { return d.low ^ mix(d.high); }
+  static bool starts_at_alternate(std::uint64_t walk) noexcept { return (walk & 1) != 0; }
+  static std::uint32_t victim(std::uint64_t walk, std::uint32_t k, std::uint32_t b) noexcept {
+    return static_cast<std::uint32_t>(reduce(mix(walk + k * 0x9e3779b97f4a7c15ULL), b));
+  }
+};
+
+template <hasher Hasher = xxh3_hasher, class Hashing = cuckoo_hashing>
 class cuckoo_filter {
  public:
   using hasher_type = Hasher;
+  using hashing_type = Hashing;
   static constexpr filter_kind kind = filter_kind::cuckoo;
   /// Keys hashed and prefetched per step of the bulk calls (as in basic_bloom_filter).
   static constexpr std::size_t batch_size = detail::pipeline_batch;
@@ -325,7 +386,7 @@ class cuckoo_filter {
       const std::uint64_t i1 = primary(d, t.buckets);
       const std::uint64_t i2 = alternate(i1, fp, t);
       copies += count_in(t, i1, fp);
-      if (i2 != i1) copies += count_in(t, i2, fp);
+      if (i2 != i1 || Hashing::counts_coinciding_buckets_twice) copies += count_in(t, i2, fp);
     }
     return copies;
   }
@@ -401,6 +462,34 @@ class cuckoo_filter {
     stored_ = 0;
   }
 
+  /// Moves fingerprints from newer sub-filters into free slots of older ones (the oldest first) and drops
+  /// the newest sub-filter once it is empty, working from the newest down, so a grown filter gives its
+  /// memory back after many erases (RedisBloom's CF.COMPACT; its CF.DEL runs it after many deletes).
+  /// With keep_going false it stops at the first sub-filter it cannot empty: no older one could be
+  /// dropped while that one stays. Answers to contains() and count() do not change.
+  void compact(bool keep_going = true) {
+    for (std::size_t j = tables_.size(); j-- > 1;) {
+      bool emptied = true;
+      std::byte* base = data(tables_[j]);
+      const std::uint64_t slots = tables_[j].buckets * b();
+      for (std::uint64_t slot = 0; slot < slots; ++slot) {
+        const std::uint32_t fp = get(base, slot);
+        if (fp == 0) continue;
+        if (move_to_older(j, slot / b(), fp)) {
+          put(base, slot, 0);
+          --tables_[j].stored;
+        } else {
+          emptied = false;
+        }
+      }
+      if (emptied && j == tables_.size() - 1) {
+        drop_newest_table();
+      } else if (!emptied && !keep_going) {
+        break;
+      }
+    }
+  }
+
   /// Always throws incompatible_filters. Two cuckoo filters cannot be merged soundly in general: the
   /// union of two buckets may hold more than b fingerprints, and relocating the overflow needs the
   /// buckets of keys that are no longer known, only their fingerprints and current positions; any
@@ -462,6 +551,59 @@ class cuckoo_filter {
   std::uint64_t seed() const noexcept { return hasher_.seed(); }
   /// Stored fingerprints (successful inserts minus successful erases); what the file header records.
   std::uint64_t inserted() const noexcept { return stored_; }
+  /// Buckets of sub-filter j (geometry().buckets_of(j) for the sub-filters present).
+  std::uint64_t sub_filter_buckets(std::size_t j) const noexcept { return tables_[j].buckets; }
+  /// Bytes the next sub-filter's table would take, or 0 when the filter cannot grow; lets a caller check a
+  /// memory budget before an insert that may grow the filter.
+  std::uint64_t next_sub_filter_bytes() const noexcept {
+    if (geometry_.expansion == 0 || tables_.size() >= geometry_.max_filters) return 0;
+    const std::uint64_t n = geometry_.buckets_of(static_cast<std::uint32_t>(tables_.size()));
+    return n == 0 ? 0 : geometry_.table_bytes(n);
+  }
+
+  // ---- raw slots, for codecs of other formats (RedisBloom's SCANDUMP/LOADCHUNK and RDB) ---------------
+
+  /// An empty filter that already has `count` sub-filters (1 … max_filters), as a dump describes it.
+  static cuckoo_filter with_sub_filters(const cuckoo_geometry& geometry, std::uint32_t count,
+                                        std::uint64_t seed = Hasher::default_seed) {
+    cuckoo_filter f(geometry, seed);
+    if (count == 0 || count > f.geometry_.max_filters)
+      throw invalid_argument("cuckoo filter: " + std::to_string(count) + " sub-filters is outside [1, " +
+                             std::to_string(f.geometry_.max_filters) + "]");
+    while (f.tables_.size() < count)
+      if (!f.grow())
+        throw invalid_argument("cuckoo filter: " + std::to_string(count) + " sub-filters with expansion " +
+                               std::to_string(f.geometry_.expansion) + " are impossible");
+    return f;
+  }
+  /// Sub-filter j's slots as bytes: ⌈slots·f / 8⌉ of them, slot s at bits s·f … s·f + f − 1 (for 8-bit
+  /// fingerprints, byte s: RedisBloom's layout).
+  std::span<const std::byte> slot_bytes(std::size_t j) const noexcept {
+    return {data(tables_[j]), static_cast<std::size_t>((tables_[j].buckets * b() * geometry_.fingerprint_bits + 7) / 8)};
+  }
+  /// Overwrites slot_bytes(j)[offset, offset + bytes.size()) and keeps the stored counts exact. Returns
+  /// false, changing nothing, if the range does not lie within slot_bytes(j).
+  bool write_slot_bytes(std::size_t j, std::uint64_t offset, std::span<const std::byte> bytes) noexcept {
+    if (j >= tables_.size()) return false;
+    const std::uint64_t size = slot_bytes(j).size();
+    if (offset > size || bytes.size() > size - offset) return false;
+    if (bytes.empty()) return true;
+    table& t = tables_[j];
+    std::byte* base = data(t);
+    const std::uint64_t f = geometry_.fingerprint_bits;
+    const std::uint64_t first = offset * 8 / f;
+    const std::uint64_t last = std::min<std::uint64_t>(((offset + bytes.size()) * 8 + f - 1) / f, t.buckets * b());
+    std::uint64_t before = 0, after = 0;
+    for (std::uint64_t s = first; s < last; ++s) before += get(base, s) != 0;
+    std::memcpy(base + offset, bytes.data(), bytes.size());
+    const std::uint64_t used_bits = t.buckets * b() * f;
+    if (used_bits % 8 != 0 && offset + bytes.size() == size)  // bits past the last slot stay zero
+      base[size - 1] &= static_cast<std::byte>((1u << (used_bits % 8)) - 1);
+    for (std::uint64_t s = first; s < last; ++s) after += get(base, s) != 0;
+    t.stored = t.stored - before + after;
+    stored_ = stored_ - before + after;
+    return true;
+  }
   /// Memory held: the tables plus this object.
   std::size_t size_in_bytes() const noexcept {
     std::size_t bytes = sizeof(*this) + tables_.capacity() * sizeof(table) + storages_.capacity() * sizeof(byte_storage);
@@ -509,6 +651,7 @@ class cuckoo_filter {
 
   static const cuckoo_geometry& checked(const cuckoo_geometry& g) {
     g.validate();
+    Hashing::validate(g);
     return g;
   }
 
@@ -530,6 +673,7 @@ class cuckoo_filter {
     g.max_filters = limit(p.extra[3], cuckoo_max_filters, "max sub-filters");
     if (p.extra[4] != 0 || p.extra[5] != 0) throw invalid_argument("reserved header bytes are not zero");
     g.validate();
+    Hashing::validate(g);
     if (count == 0 || count > g.max_filters)
       throw invalid_argument("cuckoo filter: sub-filter count must be in [1, " + std::to_string(g.max_filters) +
                              "], got " + std::to_string(count));
@@ -551,6 +695,27 @@ class cuckoo_filter {
     note_table_count();
   }
 
+  /// Places fp, found in bucket i of sub-filter j, in the same keys' bucket pair of an older sub-filter.
+  bool move_to_older(std::size_t j, std::uint64_t i, std::uint32_t fp) noexcept {
+    for (std::size_t k = 0; k < j; ++k) {
+      table& older = tables_[k];
+      const std::uint64_t q = Hashing::project(i, geometry_.buckets, geometry_.expansion, static_cast<std::uint32_t>(j),
+                                               static_cast<std::uint32_t>(k));
+      if (place(older, q, fp) || place(older, alternate(q, fp, older), fp)) {
+        ++older.stored;
+        return true;
+      }
+    }
+    return false;
+  }
+  void drop_newest_table() noexcept {
+    const std::size_t storage = tables_.back().storage;
+    tables_.pop_back();
+    // Tables reassembled from one payload share storage 0; a grown table has its own, freed here.
+    if (storage != 0 && storage + 1 == storages_.size()) storages_.pop_back();
+    note_table_count();
+  }
+
   /// Chains the next sub-filter; false if growth is off, at max_filters or beyond the size limit.
   bool grow() {
     if (geometry_.expansion == 0 || tables_.size() >= geometry_.max_filters) return false;
@@ -569,36 +734,12 @@ class cuckoo_filter {
   }
 
   std::uint32_t fingerprint(const digest& d) const noexcept {
-    return static_cast<std::uint32_t>(fingerprint_of(d, geometry_.fingerprint_bits));
+    return static_cast<std::uint32_t>(Hashing::fingerprint(d, geometry_.fingerprint_bits));
   }
-  /// reduce(d.high, 2^f − 1) + 1 without a multiply: x·(2^f − 1) = x·2^f − x, whose high 64 bits are
-  /// x >> (64 − f) less the borrow out of the low half, (x << f) − x, which occurs when x << f < x.
-  static std::uint64_t fingerprint_of(const digest& d, std::uint64_t f) noexcept {
-    const std::uint64_t x = d.high;
-    return (x >> (64 - f)) - static_cast<std::uint64_t>((x << f) < x) + 1;
-  }
-  static std::uint64_t primary(const digest& d, std::uint64_t n) noexcept { return reduce(d.low, n); }
-  /// The other bucket of fingerprint fp in bucket i of table t: (H(fp) − i) mod n, digit by digit in the
-  /// mixed radix of a grown sub-filter (see the top of this file). An involution in i for every n and e.
+  static std::uint64_t primary(const digest& d, std::uint64_t n) noexcept { return Hashing::primary(d, n); }
+  /// The other bucket of fingerprint fp in bucket i of table t.
   std::uint64_t alternate(std::uint64_t i, std::uint32_t fp, const table& t) const noexcept {
-    const std::uint64_t e = geometry_.expansion;
-    if (t.level == 0 || e <= 1) return alternate_digit(i, fp, geometry_.buckets);
-    const std::uint64_t g = reduce(mix(fp * 0x9e3779b97f4a7c15ULL), e);
-    std::uint64_t low = 0, scale = 1;
-    for (std::uint32_t level = 0; level < t.level; ++level) {
-      const std::uint64_t r = i % e;
-      i /= e;
-      low += (g >= r ? g - r : g + e - r) * scale;
-      scale *= e;
-    }
-    return alternate_digit(i, fp, geometry_.buckets) * scale + low;
-  }
-  /// (H(fp) − q) mod n for q < n, the leading digit's part of alternate() and all of it in sub-filter 0.
-  /// Without a branch: which way it goes is a coin flip, and a mispredicted branch here stalls the load
-  /// of the second bucket, which is what lookups wait for.
-  static std::uint64_t alternate_digit(std::uint64_t q, std::uint64_t fp, std::uint64_t n) noexcept {
-    const std::uint64_t h = reduce(fp * 0x9e3779b97f4a7c15ULL, n);
-    return h - q + (n & (std::uint64_t{0} - static_cast<std::uint64_t>(h < q)));
+    return Hashing::alternate(i, fp, geometry_.buckets, geometry_.expansion, t.level);
   }
 
   // Slot s occupies bits [s·f, s·f + f): one unaligned little-endian load at byte ⌊s·f/8⌋ holds it
@@ -676,9 +817,9 @@ class cuckoo_filter {
     Bucket bucket;
 
     probe probe_of(const digest& d) const noexcept {
-      const std::uint64_t fp = fingerprint_of(d, bucket.fingerprint_bits);
-      const std::uint64_t i1 = reduce(d.low, buckets);
-      const std::uint64_t i2 = alternate_digit(i1, fp, buckets);
+      const std::uint64_t fp = Hashing::fingerprint(d, bucket.fingerprint_bits);
+      const std::uint64_t i1 = Hashing::primary(d, buckets);
+      const std::uint64_t i2 = Hashing::alternate_first(i1, fp, buckets);
       return {base + i1 * bucket.bytes, base + i2 * bucket.bytes, bucket.lane_lows * fp};
     }
     bool hits(const probe& p) const noexcept {
@@ -752,14 +893,10 @@ class cuckoo_filter {
     return static_cast<double>(t.stored) / static_cast<double>(t.buckets * b());
   }
 
-  /// Victim slot of relocation step k: pseudo-random (a fixed victim can cycle between two buckets;
-  /// Fan et al. pick at random) yet recomputable from the key's digest and k, so a failed walk can be
-  /// undone without recording it.
-  std::uint32_t victim(std::uint64_t walk, std::uint32_t k) const noexcept {
-    return static_cast<std::uint32_t>(reduce(mix(walk + k * 0x9e3779b97f4a7c15ULL), b()));
-  }
+  std::uint32_t victim(std::uint64_t walk, std::uint32_t k) const noexcept { return Hashing::victim(walk, k, b()); }
 
-  /// Partial-key cuckoo relocation in table t, starting from one of the key's two full buckets: evict a
+  /// Partial-key cuckoo relocation in table t, starting from one of the key's two full buckets (the
+  /// policy's walk says which, and which slot each step evicts): evict a
   /// victim, move it to its other bucket, repeat up to max_kicks times. On failure the walk is undone in
   /// reverse: step k put fingerprint c_k into slot (i_k, j_k) and carried the evicted c_{k+1} to bucket
   /// i_{k+1} = alt(i_k, c_{k+1}); since alt is an involution, i_k = alt(i_{k+1}, c_{k+1}), and j_k is
@@ -770,9 +907,9 @@ class cuckoo_filter {
     if (kicks == 0) return false;
     std::byte* base = data(t);
     const std::uint64_t n = t.buckets;
-    const std::uint64_t walk = d.low ^ mix(d.high);
+    const std::uint64_t walk = Hashing::walk(d);
     std::uint64_t bucket = primary(d, n);
-    if (walk & 1) bucket = alternate(bucket, fp, t);
+    if (Hashing::starts_at_alternate(walk)) bucket = alternate(bucket, fp, t);
     std::uint32_t carried = fp;
     for (std::uint32_t k = 0; k < kicks; ++k) {
       const std::uint64_t slot = bucket * b() + victim(walk, k);

@@ -1,7 +1,7 @@
-// RedisBloom compatibility: the hashes, probe positions and layer geometry that RedisBloom (2.x and 8.x)
-// uses for its BF.* filters, expressed as policies for blume's own scalable_bloom_filter, so data written
-// by RedisBloom answers identically in blume and the other way round. The facts (from RedisBloom's
-// deps/bloom/bloom.c and src/sb.c, which are byte-identical between 2.8 and 8.x):
+// RedisBloom compatibility: the hashes, probe positions and geometry that RedisBloom (2.x and 8.x) uses
+// for its BF.* and CF.* filters, expressed as policies for blume's own scalable_bloom_filter and
+// cuckoo_filter, so data written by RedisBloom answers identically in blume and the other way round.
+// Bloom filters (RedisBloom's deps/bloom/bloom.c and src/sb.c, the same in 2.8 and 8.x):
 //
 //   hash      a = MurmurHash64A(item, seed 0xc6a4a7935bd1e995), b = MurmurHash64A(item, seed a), once per
 //             item for every layer (RedisBloom's FORCE64 mode, which every filter it creates uses)
@@ -13,8 +13,21 @@
 //             uses, so the doubles agree bit for bit)
 //   chain     layer 0 gets (C, ε/2), or (C, ε) when non-scaling; layer i + 1 gets (n_i · g, ε_i / 2) with
 //             integer growth g. A new layer is added when the newest holds n_i items.
+//
+// Cuckoo filters (src/cuckoo.c):
+//   hash      h = MurmurHash64A(item, seed 0); fingerprint fp = h mod 255 + 1 (8 bits, 0 = empty)
+//   buckets   sub-filter j has n·e^j buckets of b one-byte slots, n and e powers of two (CF.RESERVE rounds
+//             capacity / b and the expansion up); the key's buckets there are h mod n_j and
+//             (h ⊕ fp·0x5bd1e995) mod n_j, so a bucket's pair is i ⊕ (fp·0x5bd1e995 mod n_j)
+//   insert    the first empty slot of the two buckets in each sub-filter, newest first; else evict from
+//             the newest one starting at bucket h mod n, victim slots 0, 1, 2, … round robin, undone
+//             in full on failure; then grow (unless e = 0) and place in the new sub-filter
+//   count     the fingerprint's copies in both buckets of every sub-filter (a bucket that is its own pair
+//             counts twice)
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +35,7 @@
 #include <string>
 
 #include "blume/basic_bloom_filter.hpp"
+#include "blume/cuckoo_filter.hpp"
 #include "blume/detail/probe_ops.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
@@ -169,6 +183,83 @@ inline scalable_options redisbloom_options(std::uint32_t growth, bool scaling) {
   o.scaling = scaling;
   o.max_layers = scalable_max_layers;
   return o;
+}
+
+// ---- cuckoo filters ----------------------------------------------------------------------------------
+
+/// RedisBloom's cuckoo hash: digest.low = MurmurHash64A(key, seed 0); digest.high is unused (0).
+class murmur64a_hasher {
+ public:
+  static constexpr hash_id id = hash_id::murmur64a;
+  static constexpr std::uint64_t default_seed = 0;
+
+  explicit constexpr murmur64a_hasher(std::uint64_t seed = default_seed) noexcept : seed_(seed) {}
+  digest operator()(const void* data, std::size_t len) const noexcept { return {murmur64a(data, len, seed_), 0}; }
+  std::uint64_t seed() const noexcept { return seed_; }
+
+ private:
+  std::uint64_t seed_;
+};
+static_assert(hasher<murmur64a_hasher>);
+
+/// cuckoo_filter's hashing policy for RedisBloom's CF filters (see the top of this file).
+struct redisbloom_cuckoo_hashing {
+  static constexpr bool counts_coinciding_buckets_twice = true;
+  static constexpr std::uint64_t alternate_multiplier = 0x5bd1e995;
+
+  static void validate(const cuckoo_geometry& g) {
+    if (g.fingerprint_bits != 8)
+      throw invalid_argument("RedisBloom cuckoo filter: fingerprints are 8 bits, got " + std::to_string(g.fingerprint_bits));
+    if (!std::has_single_bit(g.buckets))
+      throw invalid_argument("RedisBloom cuckoo filter: bucket count " + std::to_string(g.buckets) +
+                             " is not a power of two");
+    if (g.expansion != 0 && !std::has_single_bit(g.expansion))
+      throw invalid_argument("RedisBloom cuckoo filter: expansion " + std::to_string(g.expansion) +
+                             " is not a power of two");
+  }
+  static std::uint64_t fingerprint(const digest& d, std::uint64_t /*f*/) noexcept { return d.low % 255 + 1; }
+  static std::uint64_t primary(const digest& d, std::uint64_t n) noexcept { return d.low & (n - 1); }
+  static std::uint64_t alternate_first(std::uint64_t i, std::uint64_t fp, std::uint64_t n) noexcept {
+    return (i ^ (fp * alternate_multiplier)) & (n - 1);
+  }
+  static std::uint64_t alternate(std::uint64_t i, std::uint64_t fp, std::uint64_t n, std::uint64_t e,
+                                 std::uint32_t level) noexcept {
+    for (std::uint32_t j = 0; j < level; ++j) n *= e;
+    return alternate_first(i, fp, n);
+  }
+  static std::uint64_t project(std::uint64_t i, std::uint64_t n, std::uint64_t e, std::uint32_t /*from*/,
+                               std::uint32_t to) noexcept {
+    for (std::uint32_t j = 0; j < to; ++j) n *= e;
+    return i & (n - 1);
+  }
+  static std::uint64_t walk(const digest&) noexcept { return 0; }
+  static bool starts_at_alternate(std::uint64_t) noexcept { return false; }
+  static std::uint32_t victim(std::uint64_t /*walk*/, std::uint32_t k, std::uint32_t b) noexcept { return k % b; }
+};
+
+/// A RedisBloom-compatible cuckoo filter: what CF.RESERVE creates.
+using redisbloom_cuckoo_filter = cuckoo_filter<murmur64a_hasher, redisbloom_cuckoo_hashing>;
+
+/// The smallest power of two ≥ x (0 stays 0), as RedisBloom rounds bucket counts and expansions.
+constexpr std::uint64_t redisbloom_next_pow2(std::uint64_t x) noexcept { return x == 0 ? 0 : std::bit_ceil(x); }
+
+/// RedisBloom's geometry for CF.RESERVE key capacity BUCKETSIZE b MAXITERATIONS m EXPANSION e:
+/// bit_ceil(capacity / b) buckets (at least 1), expansion rounded up to a power of two, 8-bit
+/// fingerprints, and no limit of blume's own on the number of sub-filters (RedisBloom checks its
+/// cf-max-expansions before each insert).
+inline cuckoo_geometry redisbloom_cuckoo_geometry(std::uint64_t capacity, std::uint32_t bucket_size,
+                                                  std::uint32_t max_iterations, std::uint32_t expansion) {
+  if (bucket_size == 0) throw invalid_argument("RedisBloom cuckoo filter: bucket size must be at least 1, got 0");
+  cuckoo_geometry g;
+  g.buckets = std::max<std::uint64_t>(redisbloom_next_pow2(capacity / bucket_size), 1);
+  g.bucket_size = bucket_size;
+  g.fingerprint_bits = 8;
+  g.expansion = static_cast<std::uint32_t>(redisbloom_next_pow2(expansion));
+  g.max_kicks = max_iterations;
+  g.max_filters = cuckoo_max_filters;
+  g.validate();
+  redisbloom_cuckoo_hashing::validate(g);
+  return g;
 }
 
 }  // namespace blume

@@ -1,6 +1,6 @@
-// RedisBloom's data formats for BF.* filters, so a blume module reads and writes exactly the bytes
-// RedisBloom does: the SCANDUMP/LOADCHUNK stream (also what AOF rewrites emit) and the fields of its RDB
-// encoding. The Redis API calls that move the fields stay in the module; what the fields mean, how they
+// RedisBloom's data formats for BF.* and CF.* filters, so a blume module reads and writes exactly the
+// bytes RedisBloom does: the SCANDUMP/LOADCHUNK stream (also what AOF rewrites emit) and the fields of its
+// RDB encoding, plus the little state RedisBloom keeps beside a filter (option bits, a delete counter). The Redis API calls that move the fields stay in the module; what the fields mean, how they
 // are validated and how chunks map onto layers live here. Facts from RedisBloom's src/sb.c, src/rebloom.c
 // and deps/bloom/bloom.c (identical in 2.8 and 8.x):
 //
@@ -10,8 +10,18 @@
 //   layers and holds at most 16 MiB; after a chunk the iterator advances by its length.
 //   RDB (encoding version 4): size, nfilters, options, growth, then per layer entries, error (double),
 //   hashes, bpe (double), bits, n2, the bit array (string), size.
+//
+// CF (src/cf.c, src/cuckoo.c, src/rebloom.c):
+//   SCANDUMP header, 38 bytes packed: u64 items, u64 buckets (of sub-filter 0), u64 deletes,
+//   u64 sub-filters, u16 bucket size, u16 max iterations, u16 expansion. Chunks address the sub-filters'
+//   slot bytes laid end to end (iterator = 1 + offset) and never span sub-filters; a sub-filter of at most
+//   16 MiB is always returned whole, from its start, whatever offset inside it the iterator names.
+//   RDB (encoding version 4): sub-filters, buckets, items, deletes, bucket size, max iterations,
+//   expansion, then per sub-filter its buckets and its slots (string).
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -257,6 +267,158 @@ inline chunk_status load_bloom_chunk(bloom_value& v, long long iterator, std::sp
     offset -= bytes.size();
   }
   return chunk_status::no_layer;
+}
+
+// ---- CF ------------------------------------------------------------------------------------------------
+
+/// A CF filter as RedisBloom keeps it: the filter, its item count (inserts minus deletes, as RedisBloom
+/// reports it; a dump can state any) and the deletes since the last compaction.
+struct cuckoo_value {
+  redisbloom_cuckoo_filter filter;
+  std::uint64_t items = 0;
+  std::uint64_t deletes = 0;
+};
+
+/// What CF.RESERVE / CF.ADD create.
+inline cuckoo_value make_cuckoo(std::uint64_t capacity, std::uint32_t bucket_size, std::uint32_t max_iterations,
+                                std::uint32_t expansion) {
+  return {redisbloom_cuckoo_filter(redisbloom_cuckoo_geometry(capacity, bucket_size, max_iterations, expansion)), 0, 0};
+}
+
+/// Outcome of CF.ADD's insert: stored, or no room (expansion 0, or the filter cannot grow any further).
+inline bool cuckoo_insert(cuckoo_value& v, const digest& d) {
+  if (!v.filter.insert(d)) return false;
+  ++v.items;
+  return true;
+}
+
+/// CF.COMPACT (keep_going) and the compaction CF.DEL triggers (not keep_going).
+inline void cuckoo_compact(cuckoo_value& v, bool keep_going) {
+  v.filter.compact(keep_going);
+  v.deletes = 0;
+}
+
+/// CF.DEL: removes one copy (newest sub-filter first); after it, when the filter has grown and deletes
+/// since the last compaction exceed 10% of the items, compacts it as RedisBloom does.
+inline bool cuckoo_delete(cuckoo_value& v, const digest& d) {
+  if (!v.filter.erase(d)) return false;
+  if (v.items != 0) --v.items;
+  ++v.deletes;
+  if (v.filter.sub_filters() > 1 && static_cast<double>(v.deletes) > static_cast<double>(v.items) * 0.10)
+    cuckoo_compact(v, false);
+  return true;
+}
+
+struct cuckoo_record {
+  std::uint64_t items = 0, buckets = 0, deletes = 0, sub_filters = 0;
+  std::uint32_t bucket_size = 0, max_iterations = 0, expansion = 0;
+
+  /// Slot bytes of every sub-filter together (what the dump's chunks carry).
+  std::uint64_t total_bytes() const noexcept {
+    std::uint64_t n = buckets, total = 0;
+    for (std::uint64_t j = 0; j < sub_filters; ++j, n *= expansion) total += n * bucket_size;
+    return total;
+  }
+};
+inline constexpr std::size_t cuckoo_header_bytes = 38;
+
+inline cuckoo_record record_of(const cuckoo_value& v) {
+  const cuckoo_geometry& g = v.filter.geometry();
+  return {v.items, g.buckets, v.deletes, v.filter.sub_filters(), g.bucket_size, g.max_kicks, g.expansion};
+}
+
+/// Checks a record before anything is allocated: bucket size 1 … 255, max iterations 1 … 65535, expansion
+/// 0 or a power of two ≤ 32768, a power-of-two bucket count, 1 … max_sub_filters sub-filters (only one
+/// without expansion), tables within 2^40 bits. Throws format_error naming the first problem.
+inline void validate(const cuckoo_record& r, std::uint64_t max_sub_filters = cuckoo_max_filters) {
+  const auto fail = [](const std::string& what) { throw format_error("RedisBloom cuckoo filter: " + what); };
+  if (r.bucket_size == 0 || r.bucket_size > cuckoo_max_bucket_size) fail("bucket size " + std::to_string(r.bucket_size));
+  if (r.max_iterations == 0 || r.max_iterations > cuckoo_max_kicks) fail("max iterations " + std::to_string(r.max_iterations));
+  if (r.expansion > cuckoo_max_expansion || (r.expansion != 0 && !std::has_single_bit(r.expansion)))
+    fail("expansion " + std::to_string(r.expansion));
+  if (!std::has_single_bit(r.buckets)) fail("bucket count " + std::to_string(r.buckets) + " is not a power of two");
+  if (r.sub_filters == 0 || r.sub_filters > std::min<std::uint64_t>(max_sub_filters, cuckoo_max_filters))
+    fail(std::to_string(r.sub_filters) + " sub-filters");
+  if (r.sub_filters > 1 && r.expansion == 0) fail("several sub-filters without expansion");
+  std::uint64_t n = r.buckets;
+  for (std::uint64_t j = 0; j < r.sub_filters; ++j) {
+    if (n > max_filter_bits / 8 / r.bucket_size) fail("sub-filter " + std::to_string(j) + " exceeds 2^40 bits");
+    if (j + 1 < r.sub_filters) n *= r.expansion;
+  }
+}
+
+/// An empty filter with the record's geometry, sub-filters and counters (LOADCHUNK fills the slots).
+/// Call after validate() and after checking total_bytes() against your memory budget.
+inline cuckoo_value value_from(const cuckoo_record& r, std::uint64_t max_sub_filters = cuckoo_max_filters) {
+  validate(r, max_sub_filters);
+  cuckoo_geometry g;
+  g.buckets = r.buckets;
+  g.bucket_size = r.bucket_size;
+  g.fingerprint_bits = 8;
+  g.expansion = r.expansion;
+  g.max_kicks = r.max_iterations;
+  g.max_filters = cuckoo_max_filters;
+  return {redisbloom_cuckoo_filter::with_sub_filters(g, static_cast<std::uint32_t>(r.sub_filters)), r.items, r.deletes};
+}
+
+inline std::string encode_header(const cuckoo_record& r) {
+  std::string out;
+  out.reserve(cuckoo_header_bytes);
+  detail::put_le(out, r.items);
+  detail::put_le(out, r.buckets);
+  detail::put_le(out, r.deletes);
+  detail::put_le(out, r.sub_filters);
+  detail::put_le(out, static_cast<std::uint16_t>(r.bucket_size));
+  detail::put_le(out, static_cast<std::uint16_t>(r.max_iterations));
+  detail::put_le(out, static_cast<std::uint16_t>(r.expansion));
+  return out;
+}
+
+/// Parses a 38-byte CF header (format_error for any other length); validate() checks the fields.
+inline cuckoo_record decode_cuckoo_header(std::string_view bytes) {
+  if (bytes.size() != cuckoo_header_bytes)
+    throw format_error("RedisBloom cuckoo header: " + std::to_string(bytes.size()) + " bytes, not 38");
+  const char* p = bytes.data();
+  cuckoo_record r;
+  r.items = detail::get_le<std::uint64_t>(p);
+  r.buckets = detail::get_le<std::uint64_t>(p + 8);
+  r.deletes = detail::get_le<std::uint64_t>(p + 16);
+  r.sub_filters = detail::get_le<std::uint64_t>(p + 24);
+  r.bucket_size = detail::get_le<std::uint16_t>(p + 32);
+  r.max_iterations = detail::get_le<std::uint16_t>(p + 34);
+  r.expansion = detail::get_le<std::uint16_t>(p + 36);
+  return r;
+}
+
+/// One CF.SCANDUMP step at `iterator` ≥ 1 (RedisBloom's CF_GetEncodedChunk, quirk included: a sub-filter
+/// no larger than the limit comes whole from its start); {0, empty} past the end.
+inline chunk cuckoo_chunk(const cuckoo_value& v, long long iterator, std::size_t limit = max_chunk_bytes) {
+  if (iterator < 1) return {};
+  std::uint64_t offset = static_cast<std::uint64_t>(iterator) - 1;
+  for (std::size_t j = 0; j < v.filter.sub_filters(); ++j) {
+    const std::span<const std::byte> bytes = v.filter.slot_bytes(j);
+    if (offset < bytes.size()) {
+      if (bytes.size() <= limit) return {iterator + static_cast<long long>(bytes.size()), bytes};
+      const std::size_t n = std::min<std::uint64_t>(limit, bytes.size() - offset);
+      return {iterator + static_cast<long long>(n), bytes.subspan(static_cast<std::size_t>(offset), n)};
+    }
+    offset -= bytes.size();
+  }
+  return {};
+}
+
+/// CF.LOADCHUNK's data step: the chunk SCANDUMP returned with `iterator` as its next iterator starts at
+/// byte iterator − size − 1. False (changing nothing) for an empty chunk, or one that does not lie within
+/// one sub-filter (RedisBloom 2.8 copied such chunks unchecked).
+inline bool load_cuckoo_chunk(cuckoo_value& v, long long iterator, std::span<const std::byte> data) {
+  if (data.empty() || iterator < 1 || static_cast<unsigned long long>(iterator) <= data.size()) return false;
+  std::uint64_t offset = static_cast<std::uint64_t>(iterator) - data.size() - 1;
+  for (std::size_t j = 0; j < v.filter.sub_filters(); ++j) {
+    const std::uint64_t size = v.filter.slot_bytes(j).size();
+    if (offset < size) return v.filter.write_slot_bytes(j, offset, data);
+    offset -= size;
+  }
+  return false;
 }
 
 }  // namespace blume::redisbloom
