@@ -143,6 +143,9 @@ class basic_bloom_filter {
     return contains(hash(k));
   }
   bool contains(const digest& d) const noexcept { return layout_.contains(words(), d); }
+  /// Starts loading the memory a lookup of `d` touches first, for callers that batch lookups their own
+  /// way (the bulk calls below do this themselves).
+  void prefetch(const digest& d) const noexcept { layout_.prefetch(words(), d); }
 
   // ---- bulk calls: ranges of keys or of digests ------------------------------------------------------
   // Keys are hashed batch_size at a time and the memory they probe is prefetched before it is touched, so

@@ -310,17 +310,26 @@ class cuckoo_filter {
   bool insert(const K& k) {
     return insert(hash(k));
   }
-  bool insert(const digest& d) {
+  bool insert(const digest& d) { return insert_without_growing(d) || insert_into_new_sub_filter(d); }
+
+  /// The first half of insert(): an empty slot in any sub-filter, else relocation in the newest. False
+  /// (the filter unchanged) when the key needs a new sub-filter; a caller with a memory budget checks
+  /// next_sub_filter_bytes() against it and then calls insert_into_new_sub_filter().
+  bool insert_without_growing(const digest& d) noexcept {
     const std::uint32_t fp = fingerprint(d);
     for (std::size_t i = tables_.size(); i-- > 0;) {
       table& t = tables_[i];
       const std::uint64_t i1 = primary(d, t.buckets);
       if (place(t, i1, fp) || place(t, alternate(i1, fp, t), fp)) return stored_one(t);
     }
-    if (relocate(tables_.back(), d, fp)) return stored_one(tables_.back());
+    return relocate(tables_.back(), d, fp) && stored_one(tables_.back());
+  }
+  /// The second half: chains the next sub-filter and stores the key there. False when the filter may
+  /// not grow (expansion 0, max_filters reached, or beyond 2^40 bits).
+  bool insert_into_new_sub_filter(const digest& d) {
     if (!grow()) return false;
     table& fresh = tables_.back();
-    place(fresh, primary(d, fresh.buckets), fp);  // an empty table has room in any bucket (b ≥ 1)
+    place(fresh, primary(d, fresh.buckets), fingerprint(d));  // an empty table has room in any bucket (b ≥ 1)
     return stored_one(fresh);
   }
 

@@ -285,11 +285,29 @@ inline cuckoo_value make_cuckoo(std::uint64_t capacity, std::uint32_t bucket_siz
   return {redisbloom_cuckoo_filter(redisbloom_cuckoo_geometry(capacity, bucket_size, max_iterations, expansion)), 0, 0};
 }
 
-/// Outcome of CF.ADD's insert: stored, or no room (expansion 0, or the filter cannot grow any further).
-inline bool cuckoo_insert(cuckoo_value& v, const digest& d) {
-  if (!v.filter.insert(d)) return false;
+/// CF.ADD in two steps, so a caller can check a memory budget before the filter grows: first without
+/// growing; then, if that answered needs_growth, cuckoo_insert_growing.
+enum class cuckoo_add { added, needs_growth, full };
+inline cuckoo_add cuckoo_insert_without_growing(cuckoo_value& v, const digest& d) noexcept {
+  if (v.filter.insert_without_growing(d)) {
+    ++v.items;
+    return cuckoo_add::added;
+  }
+  return v.filter.next_sub_filter_bytes() != 0 ? cuckoo_add::needs_growth : cuckoo_add::full;
+}
+inline bool cuckoo_insert_growing(cuckoo_value& v, const digest& d) {
+  if (!v.filter.insert_into_new_sub_filter(d)) return false;
   ++v.items;
   return true;
+}
+/// Both steps: stored, or no room (expansion 0, or the filter cannot grow any further).
+inline bool cuckoo_insert(cuckoo_value& v, const digest& d) {
+  switch (cuckoo_insert_without_growing(v, d)) {
+    case cuckoo_add::added: return true;
+    case cuckoo_add::needs_growth: return cuckoo_insert_growing(v, d);
+    case cuckoo_add::full: return false;
+  }
+  return false;
 }
 
 /// CF.COMPACT (keep_going) and the compaction CF.DEL triggers (not keep_going).

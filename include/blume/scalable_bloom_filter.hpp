@@ -151,6 +151,11 @@ class scalable_bloom_filter {
     return false;
   }
 
+  /// Starts loading the memory a lookup of `d` touches first in every layer (see basic_bloom_filter).
+  void prefetch(const digest& d) const noexcept {
+    for (const Layer& l : layers_) l.prefetch(d);
+  }
+
   template <std::ranges::input_range R>
   void insert_many(const R& keys) {
     for (auto&& k : keys) insert(k);

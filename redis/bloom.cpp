@@ -1,0 +1,547 @@
+// BF.*: RedisBloom's scalable Bloom filter commands, replies and errors (8.x where 2.8 differs), over
+// blume's RedisBloom-compatible chain (blume/redisbloom.hpp) and its codec (blume/redisbloom_format.hpp).
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "blume/redisbloom_format.hpp"
+#include "commands.hpp"
+#include "config.hpp"
+#include "memory.hpp"
+#include "surface.hpp"
+
+namespace blume::redis {
+namespace {
+
+namespace rb = blume::redisbloom;
+using value_type = rb::bloom_value;
+
+RedisModuleType* bloom_type = nullptr;
+constexpr int encoding_version = 4;  // RedisBloom's BF_MIN_GROWTH_ENC
+constexpr long long max_expansion = 32768;
+
+// RedisBloom's Size (BF.INFO, MEMORY USAGE): sizeof(SBChain) + one SBLink per layer + the bit arrays.
+std::uint64_t reported_size(const value_type& v) {
+  std::uint64_t n = 32;
+  for (const auto& layer : v.chain.layers()) n += 64 + layer.storage().size();
+  return n;
+}
+std::uint64_t total_capacity(const value_type& v) {
+  std::uint64_t n = 0;
+  for (const auto& s : v.chain.layer_specs()) n += s.capacity;
+  return n;
+}
+
+std::span<const std::byte> bytes_of(const RedisModuleString* s) {
+  const std::string_view t = text(s);
+  return {reinterpret_cast<const std::byte*>(t.data()), t.size()};
+}
+
+/// The parameters of a filter to create.
+struct creation {
+  double error_rate;
+  long long capacity;
+  long long expansion;
+  bool scaling;
+};
+
+creation defaults() {
+  const module_config& c = config();
+  return {c.bf_error_rate, c.bf_initial_size, c.bf_expansion_factor, c.bf_expansion_factor != 0};
+}
+
+/// Creates the filter at an empty key; an error reply (returned) when memory does not allow it.
+value_type* create(RedisModuleCtx* ctx, const open_key& key, const creation& c, const char** error) {
+  try {
+    const std::uint64_t bytes = redisbloom_layer_geometry(static_cast<std::uint64_t>(c.capacity),
+                                                          c.scaling ? c.error_rate * 0.5 : c.error_rate)
+                                    .storage_bytes();
+    if (!memory_allows(ctx, bytes)) {
+      *error = "ERR Insufficient memory to create filter";
+      return nullptr;
+    }
+    auto* v = new value_type(rb::make_bloom(static_cast<std::uint64_t>(c.capacity), c.error_rate,
+                                            static_cast<std::uint32_t>(c.expansion), c.scaling));
+    api::ModuleTypeSetValue(key.get(), bloom_type, v);
+    return v;
+  } catch (const std::bad_alloc&) {
+    *error = "ERR Insufficient memory to create filter";
+  } catch (const std::exception&) {
+    *error = "ERR could not create filter";
+  }
+  return nullptr;
+}
+
+enum class add_outcome { added, present, full, failed };
+
+/// One BF.ADD of a hashed item: refuses a new layer the memory budget cannot hold.
+add_outcome add(RedisModuleCtx* ctx, value_type& v, const digest& d) {
+  auto& chain = v.chain;
+  if (chain.needs_new_layer() && chain.can_grow() && !chain.contains(d)) {
+    try {
+      if (!memory_allows(ctx, chain.next_layer_bytes())) return add_outcome::failed;
+    } catch (const std::exception&) {
+      return add_outcome::failed;
+    }
+  }
+  try {
+    switch (chain.try_insert(d)) {
+      case insert_result::added: return add_outcome::added;
+      case insert_result::present: return add_outcome::present;
+      case insert_result::full: return chain.options().scaling ? add_outcome::failed : add_outcome::full;
+    }
+  } catch (const std::bad_alloc&) {
+  }
+  return add_outcome::failed;
+}
+
+/// Adds argv[first, argc) to the filter at argv[1], creating it with `c` if absent (and `create_missing`):
+/// the shared body of BF.ADD, BF.MADD and BF.INSERT.
+int add_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, int first, bool multi, bool create_missing,
+              const creation& c) {
+  open_key key(ctx, argv[1], api::open_read | api::open_write);
+  value_type* v = key.value<value_type>(bloom_type);
+  if (v == nullptr) {
+    if (key.wrong_type(bloom_type)) return reply_error(ctx, api::errormsg_wrongtype);
+    if (!create_missing) return reply_error(ctx, not_found);
+    const char* error = nullptr;
+    v = create(ctx, key, c, &error);
+    if (v == nullptr) return reply_error(ctx, error);
+  }
+  if (multi) api::ReplyWithArray(ctx, api::postponed_len);
+  long replies = 0;
+  for (int i = first; i < argc; ++i) {
+    const std::string_view item = text(argv[i]);
+    const add_outcome outcome = add(ctx, *v, v->chain.hash(item));
+    ++replies;
+    if (outcome == add_outcome::full) {
+      api::ReplyWithError(ctx, "ERR non scaling filter is full");
+      break;  // RedisBloom stops at the first full answer
+    }
+    if (outcome == add_outcome::failed) {
+      api::ReplyWithError(ctx, "ERR problem inserting into filter");
+      break;
+    }
+    reply_bool(ctx, outcome == add_outcome::added);
+  }
+  if (multi) api::ReplySetArrayLength(ctx, replies);
+  api::ReplicateVerbatim(ctx);
+  return api::ok;
+}
+
+// ---- commands ---------------------------------------------------------------------------------------
+
+/// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
+int reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc < 4 || argc > 7) return api::WrongArity(ctx);
+  const auto rate = to_double(argv[2]);
+  if (!rate) return reply_error(ctx, "ERR bad error rate");
+  if (!(*rate > 0 && *rate < 1)) return reply_error(ctx, "ERR error rate must be in the range (0.000000, 1.000000)");
+  const double error_rate = std::min(*rate, max_error_rate);
+  const auto capacity = to_integer(argv[3]);
+  if (!capacity) return reply_error(ctx, "ERR bad capacity");
+  if (*capacity < 1 || *capacity > config().max_capacity) {
+    const std::string msg = "ERR capacity must be in the range [1, " + std::to_string(config().max_capacity) + "]";
+    return reply_error(ctx, msg.c_str());
+  }
+  const bool nonscaling_word = find_word(argv, argc, 4, "NONSCALING") >= 0;
+  bool scaling = !nonscaling_word && config().bf_expansion_factor != 0;
+  long long expansion = config().bf_expansion_factor;
+  if (const int at = find_word(argv, argc, 4, "EXPANSION"); at >= 0) {
+    if (at + 1 == argc) return reply_error(ctx, "ERR no expansion");
+    const auto e = to_integer(argv[at + 1]);
+    if (!e) return reply_error(ctx, "ERR bad expansion");
+    if (*e != 0 && nonscaling_word) return reply_error(ctx, "Nonscaling filters cannot expand");
+    if (*e < 0 || *e > max_expansion) return reply_error(ctx, "ERR expansion must be in the range [0, 32768]");
+    expansion = *e;
+    if (*e == 0) scaling = false;
+  }
+  open_key key(ctx, argv[1], api::open_read | api::open_write);
+  if (key.wrong_type(bloom_type)) return reply_error(ctx, api::errormsg_wrongtype);
+  if (!key.empty()) return reply_error(ctx, item_exists);
+  const char* error = nullptr;
+  if (create(ctx, key, {error_rate, *capacity, expansion, scaling}, &error) == nullptr) return reply_error(ctx, error);
+  api::ReplyWithSimpleString(ctx, "OK");
+  api::ReplicateVerbatim(ctx);
+  return api::ok;
+}
+
+/// BF.ADD key item
+int add_one(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 3) return api::WrongArity(ctx);
+  return add_items(ctx, argv, argc, 2, false, true, defaults());
+}
+
+/// BF.MADD key item [item ...]
+int add_many(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc < 3) return api::WrongArity(ctx);
+  return add_items(ctx, argv, argc, 2, true, true, defaults());
+}
+
+/// BF.INSERT key [CAPACITY cap] [ERROR rate] [EXPANSION exp] [NOCREATE] [NONSCALING] ITEMS item [item ...]
+/// Options are recognised by their first letters, as RedisBloom does (ERror, Expansion, Capacity,
+/// NOCreate, Nonscaling, Items).
+int insert(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc < 4) return api::WrongArity(ctx);
+  creation c = defaults();
+  bool create_missing = true;
+  bool nonscaling = false;
+  int items = -1;
+  for (int i = 2; i < argc && items < 0;) {
+    switch (initial(argv[i])) {
+      case 'i':
+        items = i + 1;
+        break;
+      case 'e': {
+        if (i + 1 == argc) return api::WrongArity(ctx);
+        if (initial(argv[i], 1) == 'r') {
+          const auto rate = to_double(argv[i + 1]);
+          if (!rate || !(*rate > 0 && *rate < 1)) return reply_error(ctx, "Bad error rate");
+          c.error_rate = std::min(*rate, max_error_rate);
+        } else {
+          const auto e = to_integer(argv[i + 1]);
+          if (!e || *e < 0 || *e > max_expansion) return reply_error(ctx, "Bad expansion");
+          c.expansion = *e;
+        }
+        i += 2;
+        break;
+      }
+      case 'c': {
+        if (i + 1 == argc) return api::WrongArity(ctx);
+        const auto cap = to_integer(argv[i + 1]);
+        if (!cap || *cap < 1 || *cap > config().max_capacity) return reply_error(ctx, "Bad capacity");
+        c.capacity = *cap;
+        i += 2;
+        break;
+      }
+      case 'n':
+        if (initial(argv[i], 2) == 'c') {
+          create_missing = false;
+        } else {
+          nonscaling = true;
+        }
+        ++i;
+        break;
+      default:
+        return reply_error(ctx, "Unknown argument received");
+    }
+  }
+  if (items < 0 || items >= argc) return api::WrongArity(ctx);
+  c.scaling = !nonscaling && c.expansion != 0;
+  return add_items(ctx, argv, argc, items, true, create_missing, c);
+}
+
+/// BF.EXISTS key item / BF.MEXISTS key item [item ...]: a missing key or another type answers 0.
+int exists_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool multi) {
+  open_key key(ctx, argv[1], api::open_read);
+  const value_type* v = key.value<value_type>(bloom_type);
+  if (multi) api::ReplyWithArray(ctx, argc - 2);
+  if (v == nullptr) {
+    for (int i = 2; i < argc; ++i) reply_bool(ctx, false);
+    return api::ok;
+  }
+  // Hash the whole call first and prefetch each item's first probe in the newest layer, so the lookups
+  // of one call overlap their cache misses instead of taking them one after another.
+  constexpr int batch = 32;
+  digest digests[batch];
+  for (int start = 2; start < argc; start += batch) {
+    const int n = std::min(batch, argc - start);
+    for (int j = 0; j < n; ++j) {
+      digests[j] = v->chain.hash(text(argv[start + j]));
+      v->chain.prefetch(digests[j]);
+    }
+    for (int j = 0; j < n; ++j) reply_bool(ctx, v->chain.contains(digests[j]));
+  }
+  return api::ok;
+}
+int exists_one(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 3) return api::WrongArity(ctx);
+  return exists_items(ctx, argv, argc, false);
+}
+int exists_many(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc < 3) return api::WrongArity(ctx);
+  return exists_items(ctx, argv, argc, true);
+}
+
+/// Opens argv[1] for reading and answers "not found" or WRONGTYPE when it holds no filter.
+const value_type* existing(RedisModuleCtx* ctx, const open_key& key) {
+  const value_type* v = key.value<value_type>(bloom_type);
+  if (v == nullptr) reply_error(ctx, key.wrong_type(bloom_type) ? api::errormsg_wrongtype : not_found);
+  return v;
+}
+
+/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]
+int info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc < 2 || argc > 3) return api::WrongArity(ctx);
+  open_key key(ctx, argv[1], api::open_read);
+  const value_type* v = existing(ctx, key);
+  if (v == nullptr) return api::ok;
+  struct field {
+    const char* word;
+    const char* label;
+    long long value;
+    bool null;
+  };
+  const bool scaling = v->chain.options().scaling;
+  const field fields[] = {
+      {"CAPACITY", "Capacity", static_cast<long long>(total_capacity(*v)), false},
+      {"SIZE", "Size", static_cast<long long>(reported_size(*v)), false},
+      {"FILTERS", "Number of filters", static_cast<long long>(v->chain.layers().size()), false},
+      {"ITEMS", "Number of items inserted", static_cast<long long>(v->chain.inserted()), false},
+      {"EXPANSION", "Expansion rate", static_cast<long long>(v->chain.options().growth), !scaling},
+  };
+  const bool map = resp3(ctx);
+  const auto emit = [&](const field& f) {
+    if (map || argc == 2) api::ReplyWithSimpleString(ctx, f.label);
+    if (f.null) {
+      api::ReplyWithNull(ctx);
+    } else {
+      api::ReplyWithLongLong(ctx, f.value);
+    }
+  };
+  if (argc == 3) {
+    for (const field& f : fields) {
+      if (!is_word(argv[2], f.word)) continue;
+      if (map) {
+        api::ReplyWithMap(ctx, 1);
+      } else {
+        api::ReplyWithArray(ctx, 1);
+      }
+      emit(f);
+      return api::ok;
+    }
+    return reply_error(ctx, "Invalid information value");
+  }
+  if (map) {
+    api::ReplyWithMap(ctx, 5);
+  } else {
+    api::ReplyWithArray(ctx, 10);
+  }
+  for (const field& f : fields) emit(f);
+  return api::ok;
+}
+
+/// BF.CARD key: items added (0 for a missing key).
+int card(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 2) return api::WrongArity(ctx);
+  open_key key(ctx, argv[1], api::open_read);
+  const value_type* v = key.value<value_type>(bloom_type);
+  if (v == nullptr && key.wrong_type(bloom_type)) return reply_error(ctx, api::errormsg_wrongtype);
+  api::ReplyWithLongLong(ctx, v == nullptr ? 0 : static_cast<long long>(v->chain.inserted()));
+  return api::ok;
+}
+
+/// BF.DEBUG key
+int debug(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 2) return api::WrongArity(ctx);
+  open_key key(ctx, argv[1], api::open_read);
+  const value_type* v = existing(ctx, key);
+  if (v == nullptr) return api::ok;
+  const rb::bloom_chain_record r = rb::record_of(*v);
+  api::ReplyWithArray(ctx, static_cast<long>(1 + r.layers.size()));
+  std::string line = "size:" + std::to_string(r.size);
+  api::ReplyWithStringBuffer(ctx, line.data(), line.size());
+  for (const rb::bloom_layer_record& l : r.layers) {
+    char buf[256];
+    const int n = std::snprintf(buf, sizeof buf, "bytes:%llu bits:%llu hashes:%u hashwidth:64 capacity:%llu size:%llu ratio:%g",
+                                static_cast<unsigned long long>(l.bytes), static_cast<unsigned long long>(l.bits), l.hashes,
+                                static_cast<unsigned long long>(l.entries), static_cast<unsigned long long>(l.size), l.error);
+    api::ReplyWithStringBuffer(ctx, buf, static_cast<std::size_t>(n));
+  }
+  return api::ok;
+}
+
+/// BF.SCANDUMP key iterator
+int scandump(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 3) return api::WrongArity(ctx);
+  open_key key(ctx, argv[1], api::open_read);
+  const value_type* v = existing(ctx, key);
+  if (v == nullptr) return api::ok;
+  const auto iterator = to_integer(argv[2]);
+  if (!iterator) return reply_error(ctx, "Second argument must be numeric");
+  api::ReplyWithArray(ctx, 2);
+  if (*iterator == 0) {
+    const std::string header = rb::encode_header(rb::record_of(*v));
+    api::ReplyWithLongLong(ctx, 1);
+    api::ReplyWithStringBuffer(ctx, header.data(), header.size());
+    return api::ok;
+  }
+  const rb::chunk c = rb::bloom_chunk(*v, *iterator);
+  api::ReplyWithLongLong(ctx, c.next);
+  api::ReplyWithStringBuffer(ctx, reinterpret_cast<const char*>(c.bytes.data()), c.bytes.size());
+  return api::ok;
+}
+
+/// BF.LOADCHUNK key iterator data
+int loadchunk(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 4) return api::WrongArity(ctx);
+  const auto iterator = to_integer(argv[2]);
+  if (!iterator) return reply_error(ctx, "ERR Second argument must be numeric");
+  open_key key(ctx, argv[1], api::open_read | api::open_write);
+  value_type* v = key.value<value_type>(bloom_type);
+  if (v == nullptr && key.empty() && *iterator == 1) {
+    try {
+      const rb::bloom_chain_record r = rb::decode_header(text(argv[3]));
+      rb::validate(r);
+      if (!memory_allows(ctx, r.total_bytes())) return reply_error(ctx, "ERR Insufficient memory to create filter");
+      auto* fresh = new value_type(rb::value_from(r));
+      api::ModuleTypeSetValue(key.get(), bloom_type, fresh);
+    } catch (const std::bad_alloc&) {
+      return reply_error(ctx, "ERR Insufficient memory to create filter");
+    } catch (const std::exception&) {
+      return reply_error(ctx, "ERR received bad data");
+    }
+    api::ReplyWithSimpleString(ctx, "OK");
+    api::ReplicateVerbatim(ctx);
+    return api::ok;
+  }
+  if (v == nullptr) return reply_error(ctx, key.wrong_type(bloom_type) ? api::errormsg_wrongtype : not_found);
+  switch (rb::load_bloom_chunk(*v, *iterator, bytes_of(argv[3]))) {
+    case rb::chunk_status::ok: break;
+    case rb::chunk_status::bad_data: return reply_error(ctx, "ERR received bad data");
+    case rb::chunk_status::no_layer: return reply_error(ctx, "ERR invalid offset - no link found");
+    case rb::chunk_status::too_big: return reply_error(ctx, "ERR invalid chunk - Too big for current filter");
+  }
+  api::ReplyWithSimpleString(ctx, "OK");
+  api::ReplicateVerbatim(ctx);
+  return api::ok;
+}
+
+// ---- the data type -------------------------------------------------------------------------------------
+
+void* rdb_load(RedisModuleIO* io, int encver) {
+  if (encver > encoding_version || encver < 0) return nullptr;
+  try {
+    rb::bloom_chain_record r;
+    r.size = api::LoadUnsigned(io);
+    const std::uint64_t layers = api::LoadUnsigned(io);
+    r.options = encver >= 2 ? static_cast<std::uint32_t>(api::LoadUnsigned(io)) : 0;
+    r.growth = encver >= 4 ? static_cast<std::uint32_t>(api::LoadUnsigned(io)) : 2;
+    if (api::IsIOError(io) || layers == 0 || layers > scalable_max_layers) return nullptr;
+    std::vector<std::string> arrays;
+    r.layers.resize(layers);
+    for (rb::bloom_layer_record& l : r.layers) {
+      l.entries = api::LoadUnsigned(io);
+      l.error = api::LoadDouble(io);
+      l.hashes = static_cast<std::uint32_t>(api::LoadUnsigned(io));
+      l.bpe = api::LoadDouble(io);
+      if (encver == 0) {
+        l.bits = static_cast<std::uint64_t>(static_cast<double>(l.entries) * l.bpe);
+      } else {
+        l.bits = api::LoadUnsigned(io);
+        l.n2 = static_cast<std::uint8_t>(api::LoadUnsigned(io));
+      }
+      std::size_t len = 0;
+      char* bits = api::LoadStringBuffer(io, &len);
+      if (api::IsIOError(io) || bits == nullptr) return nullptr;
+      arrays.emplace_back(bits, len);
+      api::Free(bits);
+      l.bytes = len;
+      l.size = api::LoadUnsigned(io);
+      if (api::IsIOError(io)) return nullptr;
+    }
+    auto* v = new value_type(rb::value_from(r));
+    auto layers_out = v->chain.mutable_layers();
+    for (std::size_t i = 0; i < arrays.size(); ++i) {
+      const std::span<std::byte> dst = layers_out[i].mutable_bytes();
+      std::memcpy(dst.data(), arrays[i].data(), dst.size());
+    }
+    return v;
+  } catch (const std::exception&) {
+    return nullptr;  // the server reports "Bad data format"
+  }
+}
+
+void rdb_save(RedisModuleIO* io, void* value) {
+  const auto& v = *static_cast<const value_type*>(value);
+  const rb::bloom_chain_record r = rb::record_of(v);
+  api::SaveUnsigned(io, r.size);
+  api::SaveUnsigned(io, r.layers.size());
+  api::SaveUnsigned(io, r.options);
+  api::SaveUnsigned(io, r.growth);
+  const auto layers = v.chain.layers();
+  for (std::size_t i = 0; i < r.layers.size(); ++i) {
+    const rb::bloom_layer_record& l = r.layers[i];
+    api::SaveUnsigned(io, l.entries);
+    api::SaveDouble(io, l.error);
+    api::SaveUnsigned(io, l.hashes);
+    api::SaveDouble(io, l.bpe);
+    api::SaveUnsigned(io, l.bits);
+    api::SaveUnsigned(io, l.n2);
+    api::SaveStringBuffer(io, reinterpret_cast<const char*>(layers[i].storage().data()), layers[i].storage().size());
+    api::SaveUnsigned(io, l.size);
+  }
+}
+
+/// The AOF rewrite: BF.LOADCHUNK of the header, then of every chunk (what SCANDUMP would return).
+void aof_rewrite(RedisModuleIO* io, RedisModuleString* key, void* value) {
+  const auto& v = *static_cast<const value_type*>(value);
+  const std::string header = rb::encode_header(rb::record_of(v));
+  api::EmitAOF(io, "BF.LOADCHUNK", "slb", key, 1LL, header.data(), header.size());
+  for (long long it = 1;;) {
+    const rb::chunk c = rb::bloom_chunk(v, it);
+    if (c.next == 0) break;
+    api::EmitAOF(io, "BF.LOADCHUNK", "slb", key, c.next, reinterpret_cast<const char*>(c.bytes.data()), c.bytes.size());
+    it = c.next;
+  }
+}
+
+std::size_t mem_usage(const void* value) { return reported_size(*static_cast<const value_type*>(value)); }
+
+void digest_value(RedisModuleDigest* md, void* value) {
+  const auto& v = *static_cast<const value_type*>(value);
+  const std::string header = rb::encode_header(rb::record_of(v));
+  api::DigestAddStringBuffer(md, header.data(), header.size());
+  for (const auto& layer : v.chain.layers())
+    api::DigestAddStringBuffer(md, reinterpret_cast<const char*>(layer.storage().data()), layer.storage().size());
+  api::DigestEndSequence(md);
+}
+
+void free_value(void* value) { delete static_cast<value_type*>(value); }
+
+void* copy_value(RedisModuleString*, RedisModuleString*, const void* value) {
+  try {
+    return new value_type(*static_cast<const value_type*>(value));
+  } catch (const std::exception&) {
+    return nullptr;  // COPY fails cleanly
+  }
+}
+
+}  // namespace
+
+bool register_bloom(RedisModuleCtx* ctx) {
+  static api::type_methods methods;
+  methods.rdb_load = rdb_load;
+  methods.rdb_save = rdb_save;
+  methods.aof_rewrite = aof_rewrite;
+  methods.mem_usage = mem_usage;
+  methods.digest = digest_value;
+  methods.free = free_value;
+  methods.copy = copy_value;
+  bloom_type = api::CreateDataType(ctx, "MBbloom--", encoding_version, &methods);
+  if (bloom_type == nullptr) return false;
+  struct command {
+    const char* name;
+    api::command_func fn;
+    const char* flags;
+  };
+  const command commands[] = {
+      {"bf.reserve", reserve, "write deny-oom"},    {"bf.add", add_one, "write deny-oom"},
+      {"bf.madd", add_many, "write deny-oom"},      {"bf.insert", insert, "write deny-oom"},
+      {"bf.exists", exists_one, "readonly fast"},   {"bf.mexists", exists_many, "readonly fast"},
+      {"bf.info", info, "readonly fast"},           {"bf.card", card, "readonly fast"},
+      {"bf.debug", debug, "readonly fast"},         {"bf.scandump", scandump, "readonly fast"},
+      {"bf.loadchunk", loadchunk, "write deny-oom"},
+  };
+  for (const command& c : commands)
+    if (api::CreateCommand(ctx, c.name, c.fn, c.flags, 1, 1, 1) != api::ok) return false;
+  return true;
+}
+
+}  // namespace blume::redis

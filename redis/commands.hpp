@@ -1,0 +1,13 @@
+// Registration of the module's data types and commands (bloom.cpp: BF.*, cuckoo.cpp: CF.*).
+#pragma once
+
+#include "module_api.hpp"
+
+namespace blume::redis {
+
+/// The MBbloom-- type (RedisBloom's name and encoding version, so RDB files move both ways) and BF.*.
+bool register_bloom(RedisModuleCtx* ctx);
+/// The MBbloomCF type and CF.*.
+bool register_cuckoo(RedisModuleCtx* ctx);
+
+}  // namespace blume::redis

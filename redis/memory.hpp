@@ -1,0 +1,21 @@
+// Filter memory inside Redis: bit arrays come from the server's allocator (so INFO memory, MEMORY USAGE
+// and maxmemory see them), and a filter, layer or sub-filter is refused before it is allocated when the
+// memory it needs is not there.
+#pragma once
+
+#include <cstdint>
+
+#include "module_api.hpp"
+
+namespace blume::redis {
+
+/// Routes blume's storage through the server's allocator (TryAlloc, so running out is an error reply,
+/// not an abort of the server). Call once in OnLoad.
+void install_storage_allocator() noexcept;
+
+/// Whether `bytes` more fit: under maxmemory when it is set, and under the memory the machine has
+/// available. Always true while the server loads data or applies its primary's stream, which must not
+/// diverge from what was accepted there.
+bool memory_allows(RedisModuleCtx* ctx, std::uint64_t bytes);
+
+}  // namespace blume::redis

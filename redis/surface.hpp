@@ -1,0 +1,107 @@
+// What every command of the module shares: reading arguments, opening keys of our types, and replying
+// in RESP2 or RESP3 the way RedisBloom does. No filter logic lives here or anywhere in redis/.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "module_api.hpp"
+
+namespace blume::redis {
+
+inline std::string_view text(const RedisModuleString* s) noexcept {
+  std::size_t len = 0;
+  const char* p = api::StringPtrLen(s, &len);
+  return {p, len};
+}
+
+/// Case-insensitive comparison of an argument with an ASCII keyword.
+inline bool is_word(const RedisModuleString* s, std::string_view word) noexcept {
+  const std::string_view t = text(s);
+  if (t.size() != word.size()) return false;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    char c = t[i];
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    char w = word[i];
+    if (w >= 'a' && w <= 'z') w = static_cast<char>(w - 'a' + 'A');
+    if (c != w) return false;
+  }
+  return true;
+}
+
+/// The first argument in [from, argc) equal to `word` (case-insensitive), or -1. RedisBloom searches all
+/// of argv, the command name, key and numbers included (so a key named "nonscaling" made a filter
+/// non-scaling); we search only the option arguments.
+inline int find_word(RedisModuleString** argv, int argc, int from, std::string_view word) noexcept {
+  for (int i = from; i < argc; ++i)
+    if (is_word(argv[i], word)) return i;
+  return -1;
+}
+
+/// Lower-case first character of an argument (RedisBloom's BF.INSERT/CF.INSERT match options by it).
+inline char initial(const RedisModuleString* s, std::size_t at = 0) noexcept {
+  const std::string_view t = text(s);
+  if (at >= t.size()) return '\0';
+  const char c = t[at];
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+inline std::optional<long long> to_integer(const RedisModuleString* s) noexcept {
+  long long v = 0;
+  if (api::StringToLongLong(s, &v) != api::ok) return std::nullopt;
+  return v;
+}
+inline std::optional<double> to_double(const RedisModuleString* s) noexcept {
+  double v = 0;
+  if (api::StringToDouble(s, &v) != api::ok) return std::nullopt;
+  return v;
+}
+
+inline bool resp3(RedisModuleCtx* ctx) noexcept { return (api::GetContextFlags(ctx) & api::ctx_flags_resp3) != 0; }
+
+/// RedisBloom answers yes/no as booleans in RESP3 and as 1/0 in RESP2.
+inline void reply_bool(RedisModuleCtx* ctx, bool b) noexcept {
+  if (resp3(ctx)) {
+    api::ReplyWithBool(ctx, b ? 1 : 0);
+  } else {
+    api::ReplyWithLongLong(ctx, b ? 1 : 0);
+  }
+}
+inline int reply_error(RedisModuleCtx* ctx, const char* message) noexcept {
+  api::ReplyWithError(ctx, message);
+  return api::ok;
+}
+
+/// A key opened for one command, closed when the command returns.
+class open_key {
+ public:
+  open_key(RedisModuleCtx* ctx, RedisModuleString* name, int mode) noexcept : key_(api::OpenKey(ctx, name, mode)) {}
+  ~open_key() { api::CloseKey(key_); }
+  open_key(const open_key&) = delete;
+  open_key& operator=(const open_key&) = delete;
+
+  RedisModuleKey* get() const noexcept { return key_; }
+  bool empty() const noexcept { return api::KeyType(key_) == api::keytype_empty; }
+  /// The value when the key holds a value of `type`; nullptr when it is empty or of another type.
+  template <class T>
+  T* value(RedisModuleType* type) const noexcept {
+    if (api::KeyType(key_) != api::keytype_module || api::ModuleTypeGetType(key_) != type) return nullptr;
+    return static_cast<T*>(api::ModuleTypeGetValue(key_));
+  }
+  /// Neither empty nor of `type`: the command must answer WRONGTYPE.
+  bool wrong_type(RedisModuleType* type) const noexcept {
+    const int t = api::KeyType(key_);
+    return t != api::keytype_empty && (t != api::keytype_module || api::ModuleTypeGetType(key_) != type);
+  }
+
+ private:
+  RedisModuleKey* key_;
+};
+
+inline constexpr char not_found[] = "ERR not found";
+inline constexpr char item_exists[] = "ERR item exists";
+
+}  // namespace blume::redis
