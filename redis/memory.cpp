@@ -16,12 +16,16 @@ namespace {
 constexpr std::size_t alignment = 64;
 
 void* allocate(std::size_t bytes) {
-  void* raw = api::TryAlloc(bytes + alignment + sizeof(void*));
+  // TryCalloc (Redis 7.4+) lets the allocator hand out fresh zero pages untouched; TryAlloc needs a
+  // memset, which commits every page at once. Neither aborts the server when memory runs out.
+  const std::size_t size = bytes + alignment + sizeof(void*);
+  const bool zeroed = api::TryCalloc != nullptr;
+  void* raw = zeroed ? api::TryCalloc(1, size) : api::TryAlloc(size);
   if (raw == nullptr) return nullptr;
   const auto start = reinterpret_cast<std::uintptr_t>(raw) + sizeof(void*);
   auto* aligned = reinterpret_cast<std::byte*>((start + alignment - 1) / alignment * alignment);
   std::memcpy(aligned - sizeof(void*), &raw, sizeof(void*));
-  std::memset(aligned, 0, bytes);
+  if (!zeroed) std::memset(aligned, 0, bytes);
   return aligned;
 }
 

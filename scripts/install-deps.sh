@@ -9,6 +9,7 @@ packages=(
   libcli11-dev           # the blume command-line tool
   libabsl-dev libbloom-dev  # benchmark baselines: absl::flat_hash_set and libbloom
   python3                # integration-test helpers
+  redis-server redis-tools python3-redis  # the Redis module's integration tests and benchmark
 )
 missing=()
 for p in "${packages[@]}"; do
