@@ -116,19 +116,29 @@ int add_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, int first
   }
   if (multi) api::ReplyWithArray(ctx, api::postponed_len);
   long replies = 0;
-  for (int i = first; i < argc; ++i) {
-    const std::string_view item = text(argv[i]);
-    const add_outcome outcome = add(ctx, *v, v->chain.hash(item));
-    ++replies;
-    if (outcome == add_outcome::full) {
-      api::ReplyWithError(ctx, "ERR non scaling filter is full");
-      break;  // RedisBloom stops at the first full answer
+  // Hash a batch of the call's items and start loading the words their inserts touch, then insert them:
+  // the cache misses of one call overlap instead of following one another.
+  constexpr int batch = 32;
+  digest digests[batch];
+  bool stopped = false;
+  for (int start = first; start < argc && !stopped; start += batch) {
+    const int n = std::min(batch, argc - start);
+    for (int j = 0; j < n; ++j) {
+      digests[j] = v->chain.hash(text(argv[start + j]));
+      v->chain.prefetch_for_insert(digests[j]);
     }
-    if (outcome == add_outcome::failed) {
-      api::ReplyWithError(ctx, "ERR problem inserting into filter");
-      break;
+    for (int j = 0; j < n; ++j) {
+      const add_outcome outcome = add(ctx, *v, digests[j]);
+      ++replies;
+      if (outcome == add_outcome::full || outcome == add_outcome::failed) {
+        // RedisBloom stops at the first item it cannot add.
+        api::ReplyWithError(ctx, outcome == add_outcome::full ? "ERR non scaling filter is full"
+                                                              : "ERR problem inserting into filter");
+        stopped = true;
+        break;
+      }
+      reply_bool(ctx, outcome == add_outcome::added);
     }
-    reply_bool(ctx, outcome == add_outcome::added);
   }
   if (multi) api::ReplySetArrayLength(ctx, replies);
   api::ReplicateVerbatim(ctx);
@@ -296,9 +306,11 @@ int info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
       {"ITEMS", "Number of items inserted", static_cast<long long>(v->chain.inserted()), false},
       {"EXPANSION", "Expansion rate", static_cast<long long>(v->chain.options().growth), !scaling},
   };
-  const bool map = resp3(ctx);
+  // The whole reply is a map (a flat array in RESP2). One selected field is a one-element array of its
+  // value in RESP2 but a one-entry map, label included, in RESP3.
+  const bool map = argc == 2 || resp3(ctx);
   const auto emit = [&](const field& f) {
-    if (map || argc == 2) api::ReplyWithSimpleString(ctx, f.label);
+    if (map) api::ReplyWithSimpleString(ctx, f.label);
     if (f.null) {
       api::ReplyWithNull(ctx);
     } else {
@@ -318,11 +330,7 @@ int info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     }
     return reply_error(ctx, "Invalid information value");
   }
-  if (map) {
-    api::ReplyWithMap(ctx, 5);
-  } else {
-    api::ReplyWithArray(ctx, 10);
-  }
+  api::ReplyWithMap(ctx, 5);
   for (const field& f : fields) emit(f);
   return api::ok;
 }

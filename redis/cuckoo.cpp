@@ -209,7 +209,9 @@ int insert_command(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool
     if (v == nullptr) return reply_error(ctx, error);
   }
   if (too_many_filters(*v)) return reply_error(ctx, "Maximum expansions reached");
-  const bool booleans = resp3(ctx) && !unique;  // CF.INSERTNX keeps its 1 / 0 / -1 in RESP3
+  // RESP2: 1 added, 0 present (INSERTNX), -1 no room. RESP3: CF.INSERT answers booleans (no room is
+  // false); CF.INSERTNX keeps its integers.
+  const bool booleans = !unique && resp3(ctx);
   api::ReplyWithArray(ctx, argc - items);
   for (int i = items; i < argc; ++i) {
     const add_outcome outcome = add(ctx, *v, v->filter.hash(text(argv[i])), unique);
@@ -305,11 +307,7 @@ int info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
       {"Expansion rate", g.expansion},
       {"Max iterations", g.max_kicks},
   };
-  if (resp3(ctx)) {
-    api::ReplyWithMap(ctx, 8);
-  } else {
-    api::ReplyWithArray(ctx, 16);
-  }
+  api::ReplyWithMap(ctx, 8);  // RESP2: a flat array of 16
   for (const auto& [label, value] : fields) {
     api::ReplyWithSimpleString(ctx, label);
     api::ReplyWithLongLong(ctx, value);

@@ -40,7 +40,8 @@
 // | FreeServerInfo               | void (Ctx*, Data*)  (pass the same ctx as GetServerInfo)      | 6.0.0 | D S T |
 // | GetUsedMemoryRatio           | float (void)  (`movss` into xmm0: a float, not a double)      | 6.0.0 | D S T |
 // | TryAlloc                     | void* (size_t); NULL instead of aborting the server           | 7.0.0 | D S T |
-// | TryCalloc / TryRealloc       | void* (size_t n, size_t size) / void* (void*, size_t)         | 7.4.0 | D; absent in 7.0.15 (T) |
+// | TryCalloc / TryRealloc       | void* (size_t n, size_t size) / void* (void*, size_t);        | 7.4.0 | D, T  |
+// |                              | optional: the lookup fails on 7.0.15, the pointers stay null  |       |       |
 //
 // Behaviour seen on 7.0.15 that the documentation does not say, or says otherwise (all T):
 // - ReplyWithBool answers a RESP2 client with the integers :1/:0 (the doc says the strings "1"/"0").
@@ -116,7 +117,8 @@ inline constexpr int keytype_stream = 7;
 
 inline constexpr char errormsg_wrongtype[] = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
-// ReplyWithArray/ReplyWithMap length "not known yet"; close it with ReplySetArrayLength.
+// ReplyWithArray length "not known yet"; close it with ReplySetArrayLength. (A postponed map would need
+// ReplySetMapLength, which is not declared here.)
 inline constexpr long postponed_len = -1;
 
 // SetModuleOptions bits.
@@ -157,7 +159,8 @@ using aux_load_func = int (*)(RedisModuleIO* rdb, int encver, int when);
 using aux_save_func = void (*)(RedisModuleIO* rdb, int when);
 using free_effort_func = std::size_t (*)(RedisModuleString* key, const void* value);
 using unlink_func = void (*)(RedisModuleString* key, const void* value);
-using copy_func = void* (*)(RedisModuleString* fromkey, RedisModuleString* tokey, const void* value);  // NULL: COPY fails
+// Returning NULL makes COPY reply "module key failed to copy".
+using copy_func = void* (*)(RedisModuleString* fromkey, RedisModuleString* tokey, const void* value);
 using defrag_func = int (*)(RedisModuleDefragCtx* ctx, RedisModuleString* key, void** value);
 using mem_usage2_func = std::size_t (*)(RedisModuleKeyOptCtx* ctx, const void* value, std::size_t sample_size);
 using free_effort2_func = std::size_t (*)(RedisModuleKeyOptCtx* ctx, const void* value);
@@ -241,6 +244,7 @@ inline void (*SetModuleAttribs)(RedisModuleCtx* ctx, const char* name, int ver, 
 inline int (*IsModuleNameBusy)(const char* name) = nullptr;  // optional: probed, may stay null
 inline int (*CreateCommand)(RedisModuleCtx* ctx, const char* name, command_func cmdfunc, const char* strflags,
                             int firstkey, int lastkey, int keystep) = nullptr;
+// The server copies the table: it may live on OnLoad's stack. NULL on failure (then fail OnLoad).
 inline RedisModuleType* (*CreateDataType)(RedisModuleCtx* ctx, const char* name, int encver,
                                           type_methods* typemethods) = nullptr;
 inline void (*SetModuleOptions)(RedisModuleCtx* ctx, int options) = nullptr;

@@ -62,14 +62,9 @@ inline std::optional<double> to_double(const RedisModuleString* s) noexcept {
 
 inline bool resp3(RedisModuleCtx* ctx) noexcept { return (api::GetContextFlags(ctx) & api::ctx_flags_resp3) != 0; }
 
-/// RedisBloom answers yes/no as booleans in RESP3 and as 1/0 in RESP2.
-inline void reply_bool(RedisModuleCtx* ctx, bool b) noexcept {
-  if (resp3(ctx)) {
-    api::ReplyWithBool(ctx, b ? 1 : 0);
-  } else {
-    api::ReplyWithLongLong(ctx, b ? 1 : 0);
-  }
-}
+/// RedisBloom answers yes/no as booleans in RESP3 and as 1/0 in RESP2, which is what ReplyWithBool sends
+/// (the server picks by the client's protocol, so no per-reply protocol check is needed).
+inline void reply_bool(RedisModuleCtx* ctx, bool b) noexcept { api::ReplyWithBool(ctx, b ? 1 : 0); }
 inline int reply_error(RedisModuleCtx* ctx, const char* message) noexcept {
   api::ReplyWithError(ctx, message);
   return api::ok;
