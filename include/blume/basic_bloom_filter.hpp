@@ -146,6 +146,8 @@ class basic_bloom_filter {
   /// Starts loading the memory a lookup of `d` touches first, for callers that batch lookups their own
   /// way (the bulk calls below do this themselves).
   void prefetch(const digest& d) const noexcept { layout_.prefetch(words(), d); }
+  /// Starts loading, for writing, every word an insert of `d` touches.
+  void prefetch_for_insert(const digest& d) noexcept { layout_.prefetch_for_write(words(), d); }
 
   // ---- bulk calls: ranges of keys or of digests ------------------------------------------------------
   // Keys are hashed batch_size at a time and the memory they probe is prefetched before it is touched, so

@@ -155,6 +155,12 @@ class scalable_bloom_filter {
   void prefetch(const digest& d) const noexcept {
     for (const Layer& l : layers_) l.prefetch(d);
   }
+  /// What an insert of `d` touches: the lookup's first words in the older layers, every word it sets in
+  /// the newest.
+  void prefetch_for_insert(const digest& d) noexcept {
+    for (std::size_t i = 0; i + 1 < layers_.size(); ++i) layers_[i].prefetch(d);
+    layers_.back().prefetch_for_insert(d);
+  }
 
   template <std::ranges::input_range R>
   void insert_many(const R& keys) {
