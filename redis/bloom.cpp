@@ -12,6 +12,7 @@
 
 #include "blume/redisbloom_format.hpp"
 #include "commands.hpp"
+#include "data_type.hpp"
 #include "config.hpp"
 #include "memory.hpp"
 #include "surface.hpp"
@@ -423,7 +424,7 @@ int loadchunk(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
 
 // ---- the data type -------------------------------------------------------------------------------------
 
-void* rdb_load(RedisModuleIO* io, int encver) {
+void* bloom_rdb_load(RedisModuleIO* io, int encver) {
   if (encver > encoding_version || encver < 0) return nullptr;
   try {
     rb::bloom_chain_record r;
@@ -466,7 +467,7 @@ void* rdb_load(RedisModuleIO* io, int encver) {
   }
 }
 
-void rdb_save(RedisModuleIO* io, void* value) {
+void bloom_rdb_save(RedisModuleIO* io, void* value) {
   const auto& v = *static_cast<const value_type*>(value);
   const rb::bloom_chain_record r = rb::record_of(v);
   api::SaveUnsigned(io, r.size);
@@ -487,58 +488,20 @@ void rdb_save(RedisModuleIO* io, void* value) {
   }
 }
 
-/// The AOF rewrite: BF.LOADCHUNK of the header, then of every chunk (what SCANDUMP would return).
-void aof_rewrite(RedisModuleIO* io, RedisModuleString* key, void* value) {
-  const auto& v = *static_cast<const value_type*>(value);
-  const std::string header = rb::encode_header(rb::record_of(v));
-  api::EmitAOF(io, "BF.LOADCHUNK", "slb", key, 1LL, header.data(), header.size());
-  for (long long it = 1;;) {
-    const rb::chunk c = rb::bloom_chunk(v, it);
-    if (c.next == 0) break;
-    api::EmitAOF(io, "BF.LOADCHUNK", "slb", key, c.next, reinterpret_cast<const char*>(c.bytes.data()), c.bytes.size());
-    it = c.next;
-  }
-}
-
-std::size_t mem_usage(const void* value) { return reported_size(*static_cast<const value_type*>(value)); }
-
-void digest_value(RedisModuleDigest* md, void* value) {
-  const auto& v = *static_cast<const value_type*>(value);
-  const std::string header = rb::encode_header(rb::record_of(v));
-  api::DigestAddStringBuffer(md, header.data(), header.size());
-  for (const auto& layer : v.chain.layers())
-    api::DigestAddStringBuffer(md, reinterpret_cast<const char*>(layer.storage().data()), layer.storage().size());
-  api::DigestEndSequence(md);
-}
-
-void free_value(void* value) { delete static_cast<value_type*>(value); }
-
-void* copy_value(RedisModuleString*, RedisModuleString*, const void* value) {
-  try {
-    return new value_type(*static_cast<const value_type*>(value));
-  } catch (const std::exception&) {
-    return nullptr;  // COPY fails cleanly
-  }
-}
+/// What data_type needs to know of a Bloom filter value.
+struct bloom_traits {
+  using value_type = rb::bloom_value;
+  static constexpr const char* loadchunk_command = "BF.LOADCHUNK";
+  static std::string header(const value_type& v) { return rb::encode_header(rb::record_of(v)); }
+  static rb::chunk chunk(const value_type& v, long long iterator) { return rb::bloom_chunk(v, iterator); }
+  static std::size_t size(const value_type& v) { return reported_size(v); }
+  static void* rdb_load(RedisModuleIO* io, int encver) { return bloom_rdb_load(io, encver); }
+  static void rdb_save(RedisModuleIO* io, void* value) { bloom_rdb_save(io, value); }
+};
 
 }  // namespace
 
 bool register_bloom(RedisModuleCtx* ctx) {
-  static api::type_methods methods;
-  methods.rdb_load = rdb_load;
-  methods.rdb_save = rdb_save;
-  methods.aof_rewrite = aof_rewrite;
-  methods.mem_usage = mem_usage;
-  methods.digest = digest_value;
-  methods.free = free_value;
-  methods.copy = copy_value;
-  bloom_type = api::CreateDataType(ctx, "MBbloom--", encoding_version, &methods);
-  if (bloom_type == nullptr) return false;
-  struct command {
-    const char* name;
-    api::command_func fn;
-    const char* flags;
-  };
   const command commands[] = {
       {"bf.reserve", reserve, "write deny-oom"},    {"bf.add", add_one, "write deny-oom"},
       {"bf.madd", add_many, "write deny-oom"},      {"bf.insert", insert, "write deny-oom"},
@@ -547,9 +510,8 @@ bool register_bloom(RedisModuleCtx* ctx) {
       {"bf.debug", debug, "readonly fast"},         {"bf.scandump", scandump, "readonly fast"},
       {"bf.loadchunk", loadchunk, "write deny-oom"},
   };
-  for (const command& c : commands)
-    if (api::CreateCommand(ctx, c.name, c.fn, c.flags, 1, 1, 1) != api::ok) return false;
-  return true;
+  bloom_type = data_type<bloom_traits>::create(ctx, "MBbloom--", encoding_version, commands);
+  return bloom_type != nullptr;
 }
 
 }  // namespace blume::redis

@@ -13,6 +13,7 @@
 
 #include "blume/redisbloom_format.hpp"
 #include "commands.hpp"
+#include "data_type.hpp"
 #include "config.hpp"
 #include "memory.hpp"
 #include "surface.hpp"
@@ -396,7 +397,7 @@ int loadchunk(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
 
 // ---- the data type -------------------------------------------------------------------------------------
 
-void* rdb_load(RedisModuleIO* io, int encver) {
+void* cuckoo_rdb_load(RedisModuleIO* io, int encver) {
   if (encver > encoding_version || encver < 0) return nullptr;
   try {
     rb::cuckoo_record r;
@@ -432,7 +433,7 @@ void* rdb_load(RedisModuleIO* io, int encver) {
   }
 }
 
-void rdb_save(RedisModuleIO* io, void* value) {
+void cuckoo_rdb_save(RedisModuleIO* io, void* value) {
   const auto& v = *static_cast<const value_type*>(value);
   const rb::cuckoo_record r = rb::record_of(v);
   api::SaveUnsigned(io, r.sub_filters);
@@ -449,59 +450,20 @@ void rdb_save(RedisModuleIO* io, void* value) {
   }
 }
 
-void aof_rewrite(RedisModuleIO* io, RedisModuleString* key, void* value) {
-  const auto& v = *static_cast<const value_type*>(value);
-  const std::string header = rb::encode_header(rb::record_of(v));
-  api::EmitAOF(io, "CF.LOADCHUNK", "slb", key, 1LL, header.data(), header.size());
-  for (long long it = 1;;) {
-    const rb::chunk c = rb::cuckoo_chunk(v, it);
-    if (c.next == 0) break;
-    api::EmitAOF(io, "CF.LOADCHUNK", "slb", key, c.next, reinterpret_cast<const char*>(c.bytes.data()), c.bytes.size());
-    it = c.next;
-  }
-}
-
-std::size_t mem_usage(const void* value) { return reported_size(*static_cast<const value_type*>(value)); }
-
-void digest_value(RedisModuleDigest* md, void* value) {
-  const auto& v = *static_cast<const value_type*>(value);
-  const std::string header = rb::encode_header(rb::record_of(v));
-  api::DigestAddStringBuffer(md, header.data(), header.size());
-  for (std::size_t j = 0; j < v.filter.sub_filters(); ++j) {
-    const auto slots = v.filter.slot_bytes(j);
-    api::DigestAddStringBuffer(md, reinterpret_cast<const char*>(slots.data()), slots.size());
-  }
-  api::DigestEndSequence(md);
-}
-
-void free_value(void* value) { delete static_cast<value_type*>(value); }
-
-void* copy_value(RedisModuleString*, RedisModuleString*, const void* value) {
-  try {
-    return new value_type(*static_cast<const value_type*>(value));
-  } catch (const std::exception&) {
-    return nullptr;
-  }
-}
+/// What data_type needs to know of a cuckoo filter value.
+struct cuckoo_traits {
+  using value_type = rb::cuckoo_value;
+  static constexpr const char* loadchunk_command = "CF.LOADCHUNK";
+  static std::string header(const value_type& v) { return rb::encode_header(rb::record_of(v)); }
+  static rb::chunk chunk(const value_type& v, long long iterator) { return rb::cuckoo_chunk(v, iterator); }
+  static std::size_t size(const value_type& v) { return reported_size(v); }
+  static void* rdb_load(RedisModuleIO* io, int encver) { return cuckoo_rdb_load(io, encver); }
+  static void rdb_save(RedisModuleIO* io, void* value) { cuckoo_rdb_save(io, value); }
+};
 
 }  // namespace
 
 bool register_cuckoo(RedisModuleCtx* ctx) {
-  static api::type_methods methods;
-  methods.rdb_load = rdb_load;
-  methods.rdb_save = rdb_save;
-  methods.aof_rewrite = aof_rewrite;
-  methods.mem_usage = mem_usage;
-  methods.digest = digest_value;
-  methods.free = free_value;
-  methods.copy = copy_value;
-  cuckoo_type = api::CreateDataType(ctx, "MBbloomCF", encoding_version, &methods);
-  if (cuckoo_type == nullptr) return false;
-  struct command {
-    const char* name;
-    api::command_func fn;
-    const char* flags;
-  };
   // RedisBloom registers CF.COMPACT "readonly" although it rewrites the filter and replicates; it is a
   // write here, so replicas and read-only clients refuse it as they should.
   const command commands[] = {
@@ -513,9 +475,8 @@ bool register_cuckoo(RedisModuleCtx* ctx) {
       {"cf.info", info, "readonly fast"},               {"cf.debug", debug, "readonly fast"},
       {"cf.scandump", scandump, "readonly fast"},       {"cf.loadchunk", loadchunk, "write deny-oom"},
   };
-  for (const command& c : commands)
-    if (api::CreateCommand(ctx, c.name, c.fn, c.flags, 1, 1, 1) != api::ok) return false;
-  return true;
+  cuckoo_type = data_type<cuckoo_traits>::create(ctx, "MBbloomCF", encoding_version, commands);
+  return cuckoo_type != nullptr;
 }
 
 }  // namespace blume::redis

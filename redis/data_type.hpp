@@ -1,0 +1,90 @@
+// What the BF and CF data types share: the type callbacks that only move a value's dump (AOF rewrite,
+// DEBUG DIGEST), free and copy it, and the registration of a type and its commands. A Traits class
+// supplies the rest: the value type, its RDB encoding, its RedisBloom size, and its dump as a header
+// plus the chunks SCANDUMP returns.
+#pragma once
+
+#include <exception>
+#include <span>
+#include <string>
+
+#include "blume/redisbloom_format.hpp"
+#include "module_api.hpp"
+
+namespace blume::redis {
+
+struct command {
+  const char* name;
+  api::command_func fn;
+  const char* flags;
+};
+
+/// Creates every command with key specification 1,1,1 (the key is argv[1]), so Redis Cluster routes it.
+inline bool create_commands(RedisModuleCtx* ctx, std::span<const command> commands) {
+  for (const command& c : commands)
+    if (api::CreateCommand(ctx, c.name, c.fn, c.flags, 1, 1, 1) != api::ok) return false;
+  return true;
+}
+
+/// Traits: value_type; static const char* loadchunk_command; static std::string header(const value_type&);
+/// static redisbloom::chunk chunk(const value_type&, long long iterator); static std::size_t size(const
+/// value_type&); static void* rdb_load(RedisModuleIO*, int); static void rdb_save(RedisModuleIO*, void*).
+template <class Traits>
+struct data_type {
+  using value_type = typename Traits::value_type;
+
+  static const value_type& of(const void* value) { return *static_cast<const value_type*>(value); }
+
+  /// Calls fn(bytes, iterator) for the header (iterator 1) and then for every chunk, with the iterator
+  /// SCANDUMP returns after it: the LOADCHUNK sequence that rebuilds the value.
+  template <class Fn>
+  static void for_each_chunk(const value_type& v, Fn&& fn) {
+    const std::string header = Traits::header(v);
+    fn(header.data(), header.size(), 1LL);
+    for (long long it = 1;;) {
+      const redisbloom::chunk c = Traits::chunk(v, it);
+      if (c.next == 0) break;
+      fn(reinterpret_cast<const char*>(c.bytes.data()), c.bytes.size(), c.next);
+      it = c.next;
+    }
+  }
+
+  static void aof_rewrite(RedisModuleIO* io, RedisModuleString* key, void* value) {
+    for_each_chunk(of(value), [&](const char* bytes, std::size_t size, long long iterator) {
+      api::EmitAOF(io, Traits::loadchunk_command, "slb", key, iterator, bytes, size);
+    });
+  }
+  static void digest(RedisModuleDigest* md, void* value) {
+    for_each_chunk(of(value), [&](const char* bytes, std::size_t size, long long) {
+      api::DigestAddStringBuffer(md, bytes, size);
+    });
+    api::DigestEndSequence(md);
+  }
+  static std::size_t mem_usage(const void* value) { return Traits::size(of(value)); }
+  static void free(void* value) { delete static_cast<value_type*>(value); }
+  static void* copy(RedisModuleString*, RedisModuleString*, const void* value) {
+    try {
+      return new value_type(of(value));
+    } catch (const std::exception&) {
+      return nullptr;  // COPY fails cleanly
+    }
+  }
+
+  /// Registers the type (RedisBloom's name and encoding version) and its commands.
+  static RedisModuleType* create(RedisModuleCtx* ctx, const char* name, int encoding_version,
+                                 std::span<const command> commands) {
+    static api::type_methods methods;
+    methods.rdb_load = Traits::rdb_load;
+    methods.rdb_save = Traits::rdb_save;
+    methods.aof_rewrite = aof_rewrite;
+    methods.mem_usage = mem_usage;
+    methods.digest = digest;
+    methods.free = free;
+    methods.copy = copy;
+    RedisModuleType* type = api::CreateDataType(ctx, name, encoding_version, &methods);
+    if (type == nullptr || !create_commands(ctx, commands)) return nullptr;
+    return type;
+  }
+};
+
+}  // namespace blume::redis
