@@ -1,40 +1,121 @@
 // The blume command-line tool. A thin surface: it parses arguments, calls the library and prints.
+// Every failure is one line on stderr ("blume: ...") and exit status 2; query --quiet answers with 0 / 1.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
+#include <vector>
 
 #include "blume/error.hpp"
 #include "blume/kind.hpp"
+#include "commands.hpp"
 #include "demo.hpp"
 #include "units.hpp"
 
 namespace {
 
+std::string known_kinds() {
+  std::string s;
+  for (const blume::filter_kind k : blume::all_kinds) s += (s.empty() ? "" : ", ") + std::string(blume::kind_name(k));
+  return s;
+}
+
 blume::filter_kind kind_option(const std::string& name) {
   if (const auto kind = blume::parse_kind(name)) return *kind;
-  throw blume::invalid_argument("--kind: unknown filter kind '" + name +
-                                "' (known: bloom, partitioned, blocked, split-block, counting)");
+  throw blume::invalid_argument("--kind: unknown filter kind '" + name + "' (known: " + known_kinds() + ")");
+}
+
+blume::cli::key_format format_option(const std::string& name) {
+  if (name == "lines") return blume::cli::key_format::lines;
+  if (name == "nul") return blume::cli::key_format::nul;
+  throw blume::invalid_argument("--format: '" + name + "' is neither 'lines' nor 'nul'");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"blume: probabilistic membership filters (Bloom filters and their family)"};
+  CLI::App app{"blume: probabilistic membership filters (Bloom filters and their family), stored as files"};
   app.require_subcommand(1);
+  const std::string kinds_help = "filter kind: " + known_kinds();
 
+  // plan
+  std::string plan_items, plan_fpr, plan_memory, plan_kind, plan_key_bytes = "24";
+  CLI::App* plan = app.add_subcommand("plan", "Size a filter: bits, memory, k and predicted FPR for each kind");
+  plan->add_option("--items", plan_items, "keys the filter must hold (e.g. 100M)")->required();
+  plan->add_option("--fpr", plan_fpr, "target false-positive rate (1% or 0.01)");
+  plan->add_option("--memory", plan_memory, "memory budget instead of a rate (e.g. 120MiB): what FPR it gives");
+  plan->add_option("--kind", plan_kind, kinds_help + " (default: every kind)");
+  plan->add_option("--key-bytes", plan_key_bytes, "average key length, for the hash-set comparison")->capture_default_str();
+
+  // build
+  std::string build_items, build_fpr = "1%", build_kind, build_format = "lines";
+  blume::cli::build_options build_opts;
+  CLI::App* build = app.add_subcommand("build", "Build a filter file from newline- or NUL-delimited keys");
+  build->add_option("--items", build_items, "keys the filter is sized for (e.g. 100M)")->required();
+  build->add_option("--fpr", build_fpr, "target false-positive rate (1% or 0.01)")->capture_default_str();
+  build->add_option("--kind", build_kind, kinds_help + " (default: the fastest that meets the rate)");
+  build->add_option("--input", build_opts.input, "key file, or - for standard input")->capture_default_str();
+  build->add_option("--output", build_opts.output, "filter file to write (atomically)")->required();
+  build->add_option("--format", build_format, "lines or nul")->capture_default_str();
+  build->add_option("--threads", build_opts.threads, "insert threads (bit-array kinds)")
+      ->capture_default_str()->check(CLI::Range(1, 64));
+  build->add_flag("--no-progress", [&](std::int64_t) { build_opts.progress = false; }, "no progress line even on a terminal");
+
+  // query, add, erase
+  blume::cli::query_options query_opts, add_opts, erase_opts;
+  std::string query_format = "lines", add_format = "lines", erase_format = "lines";
+  CLI::App* query = app.add_subcommand("query", "Answer KEY<tab>maybe or KEY<tab>no for each key (arguments or stdin)");
+  query->add_option("file", query_opts.file, "filter file")->required();
+  query->add_option("keys", query_opts.keys, "keys (default: read from standard input)");
+  query->add_option("--format", query_format, "stdin keys: lines or nul")->capture_default_str();
+  query->add_flag("--quiet,-q", query_opts.quiet, "print nothing; exit 0 if every key may be present, 1 if one is not");
+  CLI::App* add = app.add_subcommand("add", "Insert keys (arguments or stdin) into a filter file, in place");
+  add->add_option("file", add_opts.file, "filter file")->required();
+  add->add_option("keys", add_opts.keys, "keys (default: read from standard input)");
+  add->add_option("--format", add_format, "stdin keys: lines or nul")->capture_default_str();
+  CLI::App* erase = app.add_subcommand("erase", "Remove keys from a counting, cuckoo or quotient filter file");
+  erase->add_option("file", erase_opts.file, "filter file")->required();
+  erase->add_option("keys", erase_opts.keys, "keys (default: read from standard input)");
+  erase->add_option("--format", erase_format, "stdin keys: lines or nul")->capture_default_str();
+  erase->add_flag("--quiet,-q", erase_opts.quiet, "print nothing; exit 1 if a key was not found");
+
+  // info, merge, intersect, estimate
+  std::string info_file;
+  bool info_json = false;
+  CLI::App* info = app.add_subcommand("info", "Describe a filter file: kind, parameters, fill, predicted FPR, size");
+  info->add_option("file", info_file, "filter file")->required();
+  info->add_flag("--json", info_json, "one JSON object");
+  std::vector<std::string> merge_inputs, intersect_inputs;
+  std::string merge_output, intersect_output;
+  CLI::App* merge = app.add_subcommand("merge", "Union of filters of the same kind and geometry");
+  merge->add_option("inputs", merge_inputs, "filter files")->required()->expected(2, -1);
+  merge->add_option("--output", merge_output, "file to write (atomically)")->required();
+  CLI::App* intersect = app.add_subcommand("intersect", "Intersection of bit-array filters of the same geometry");
+  intersect->add_option("inputs", intersect_inputs, "filter files")->required()->expected(2, -1);
+  intersect->add_option("--output", intersect_output, "file to write (atomically)")->required();
+  std::string estimate_a, estimate_b;
+  bool estimate_json = false;
+  CLI::App* estimate = app.add_subcommand("estimate", "Estimated sizes of A, B, A∪B, A∩B and the Jaccard index");
+  estimate->add_option("a", estimate_a, "filter file")->required();
+  estimate->add_option("b", estimate_b, "filter file")->required();
+  estimate->add_flag("--json", estimate_json, "one JSON object");
+
+  // bench, demo
+  std::string bench_items = "1M", bench_kinds;
+  CLI::App* bench = app.add_subcommand("bench", "Time every kind on this machine (insert, lookups, FPR)");
+  bench->add_option("--items", bench_items, "keys per filter")->capture_default_str();
+  bench->add_option("--kind", bench_kinds, "one kind (default: every kind)");
   blume::cli::demo_options demo;
   std::string demo_items = "10M", demo_probes = "1M", demo_fpr = "1%", demo_kind = "split-block";
   CLI::App* demo_cmd = app.add_subcommand(
       "demo", "The sign-up check: build a filter of synthetic registered e-mail addresses, probe new ones, and "
               "report memory, false positives, speed and database lookups saved");
-  demo_cmd->add_option("--items", demo_items, "registered addresses in the filter (e.g. 10M, 100M)")
-      ->capture_default_str();
+  demo_cmd->add_option("--items", demo_items, "registered addresses in the filter (e.g. 10M, 100M)")->capture_default_str();
   demo_cmd->add_option("--probes", demo_probes, "new sign-ups to check")->capture_default_str();
   demo_cmd->add_option("--fpr", demo_fpr, "target false-positive rate (1% or 0.01)")->capture_default_str();
-  demo_cmd->add_option("--kind", demo_kind, "filter kind: bloom, partitioned, blocked, split-block")
-      ->capture_default_str();
+  demo_cmd->add_option("--kind", demo_kind, "filter kind: bloom, partitioned, blocked, split-block")->capture_default_str();
   demo_cmd->add_option("--threads", demo.threads, "insert threads")->capture_default_str()->check(CLI::Range(1, 64));
 
   try {
@@ -44,20 +125,67 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
 
+  namespace cli = blume::cli;
   try {
+    if (*plan) {
+      cli::plan_options o;
+      o.items = cli::parse_count(plan_items, "--items", 1e15);
+      if (o.items == 0) throw blume::invalid_argument("--items must be at least 1");
+      if (!plan_fpr.empty()) o.fpr = cli::parse_rate(plan_fpr, "--fpr");
+      if (!plan_memory.empty()) o.memory_bytes = cli::parse_bytes(plan_memory, "--memory");
+      if (o.fpr.has_value() == o.memory_bytes.has_value()) throw blume::invalid_argument("give either --fpr or --memory");
+      if (!plan_kind.empty()) o.kind = kind_option(plan_kind);
+      o.key_bytes = cli::parse_count(plan_key_bytes, "--key-bytes", 1e6);
+      return cli::run_plan(o);
+    }
+    if (*build) {
+      build_opts.items = cli::parse_count(build_items, "--items", 1e13);
+      if (build_opts.items == 0) throw blume::invalid_argument("--items must be at least 1");
+      build_opts.fpr = cli::parse_rate(build_fpr, "--fpr");
+      if (!build_kind.empty()) build_opts.kind = kind_option(build_kind);
+      build_opts.format = format_option(build_format);
+      return cli::run_build(build_opts);
+    }
+    if (*query) {
+      query_opts.format = format_option(query_format);
+      return cli::run_query(query_opts);
+    }
+    if (*add) {
+      add_opts.format = format_option(add_format);
+      add_opts.quiet = true;
+      return cli::run_update(add_opts, cli::update::add);
+    }
+    if (*erase) {
+      erase_opts.format = format_option(erase_format);
+      return cli::run_update(erase_opts, cli::update::erase);
+    }
+    if (*info) return cli::run_info(info_file, info_json);
+    if (*merge) return cli::run_combine(merge_inputs, merge_output, cli::combine::merge);
+    if (*intersect) return cli::run_combine(intersect_inputs, intersect_output, cli::combine::intersect);
+    if (*estimate) return cli::run_estimate(estimate_a, estimate_b, estimate_json);
+    if (*bench) {
+      cli::bench_options o;
+      o.items = cli::parse_count(bench_items, "--items", 1e10);
+      if (o.items == 0) throw blume::invalid_argument("--items must be at least 1");
+      if (!bench_kinds.empty()) o.kinds.push_back(kind_option(bench_kinds));
+      return cli::run_bench(o);
+    }
     if (*demo_cmd) {
-      demo.items = blume::cli::parse_count(demo_items, "--items", 2e9);
-      demo.probes = blume::cli::parse_count(demo_probes, "--probes", 1e9);
+      demo.items = cli::parse_count(demo_items, "--items", 2e9);
+      demo.probes = cli::parse_count(demo_probes, "--probes", 1e9);
       if (demo.items == 0 || demo.probes == 0) throw blume::invalid_argument("--items and --probes must be at least 1");
-      demo.fpr = blume::cli::parse_rate(demo_fpr, "--fpr");
+      demo.fpr = cli::parse_rate(demo_fpr, "--fpr");
       demo.kind = kind_option(demo_kind);
-      return blume::cli::run_demo(demo);
+      return cli::run_demo(demo);
     }
   } catch (const blume::error& e) {
     std::fprintf(stderr, "blume: %s\n", e.what());
     return 2;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "blume: out of memory\n");
+    return 2;
+  } catch (const std::system_error& e) {
+    std::fprintf(stderr, "blume: %s\n", e.what());
     return 2;
   }
   return 0;

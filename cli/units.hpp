@@ -67,4 +67,38 @@ inline double parse_rate(std::string_view text, std::string_view what) {
   return value;
 }
 
+/// "120MiB" → 125829120, "1GB" → 10^9, "4096" → 4096 bytes. Suffixes B, kB/MB/GB/TB (powers of 1000),
+/// KiB/MiB/GiB/TiB (powers of 1024); K, M, G, T alone are powers of 1024, as in most tools' memory options.
+inline std::uint64_t parse_bytes(std::string_view text, std::string_view what) {
+  std::string s(text);
+  static constexpr struct {
+    const char* suffix;
+    double scale;
+  } units[] = {{"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+               {"kB", 1e3},      {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
+               {"TB", 1e12},     {"K", 1024.0},      {"k", 1024.0},         {"M", 1048576.0},
+               {"G", 1073741824.0}, {"T", 1099511627776.0}, {"B", 1.0}};
+  double scale = 1;
+  for (const auto& u : units) {
+    const std::string_view suffix(u.suffix);
+    if (s.size() > suffix.size() && std::string_view(s).substr(s.size() - suffix.size()) == suffix) {
+      scale = u.scale;
+      s.resize(s.size() - suffix.size());
+      break;
+    }
+  }
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (s.empty() || used != s.size() || !std::isfinite(value) || value <= 0)
+    throw invalid_argument(std::string(what) + ": '" + std::string(text) + "' is not a memory size (e.g. 120MiB, 1GB)");
+  value *= scale;
+  if (value > 1e15) throw invalid_argument(std::string(what) + ": '" + std::string(text) + "' is too large");
+  return static_cast<std::uint64_t>(value);
+}
+
 }  // namespace blume::cli

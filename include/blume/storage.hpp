@@ -141,7 +141,7 @@ class byte_storage {
   static constexpr std::size_t round_up(std::size_t x, std::size_t to) noexcept { return (x + to - 1) / to * to; }
 
   void release() noexcept {
-    if (map_base_ != nullptr) {
+    if (map_length_ != 0) {  // a mapping (anonymous or of a file), whatever address it got
       ::munmap(map_base_, map_length_);
     } else if (host_deallocate_ != nullptr) {
       host_deallocate_(data_);

@@ -1,0 +1,528 @@
+#include "commands.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "blume/any_filter.hpp"
+#include "blume/plan.hpp"
+#include "keys.hpp"
+#include "progress.hpp"
+
+namespace blume::cli {
+
+namespace {
+
+// ---- formatting -------------------------------------------------------------------------------------
+
+std::string human_bytes(double bytes) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", bytes, units[u]);
+  return buf;
+}
+std::string percent(double rate) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, rate >= 0.001 ? "%.3f%%" : "%.5f%%", rate * 100);
+  return buf;
+}
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+/// Buffered standard output: one write per megabyte rather than one per answer.
+class output {
+ public:
+  ~output() { flush(); }
+  void add(std::string_view s) {
+    buffer_ += s;
+    if (buffer_.size() >= (1u << 20)) flush();
+  }
+  void flush() {
+    if (buffer_.empty()) return;
+    if (std::fwrite(buffer_.data(), 1, buffer_.size(), stdout) != buffer_.size() || std::fflush(stdout) != 0)
+      throw io_error("cannot write to standard output");
+    buffer_.clear();
+  }
+
+ private:
+  std::string buffer_;
+};
+
+// ---- kinds ------------------------------------------------------------------------------------------
+
+template <class F>
+constexpr bool concurrent_insert = F::kind == filter_kind::bloom || F::kind == filter_kind::partitioned ||
+                                   F::kind == filter_kind::blocked || F::kind == filter_kind::split_block;
+template <class F>
+constexpr bool has_erase = requires(F& f, std::string_view k) { f.erase(k); } &&
+                           (F::kind == filter_kind::counting || F::kind == filter_kind::cuckoo ||
+                            F::kind == filter_kind::quotient);
+template <class F>
+constexpr bool bit_array = requires(const F& f) { f.fill_ratio(); };
+/// Kinds whose insert_many reports how many keys it stored (the others always store them).
+template <class F>
+constexpr bool may_be_full = F::kind == filter_kind::cuckoo || F::kind == filter_kind::quotient;
+
+/// Inserts keys (a batch of string_views) and returns how many were refused because the filter is full.
+template <class F>
+std::uint64_t insert_batch(F& f, const std::vector<std::string_view>& keys, bool concurrent) {
+  if constexpr (concurrent_insert<F>) {
+    if (concurrent) {
+      f.insert_many_concurrent(keys);
+      return 0;
+    }
+  }
+  if constexpr (may_be_full<F>) {
+    return keys.size() - f.insert_many(keys);
+  } else {
+    f.insert_many(keys);
+    return 0;
+  }
+}
+
+/// Inserts every key of `block` (empty keys skipped); returns {keys, refused}.
+template <class F>
+std::pair<std::uint64_t, std::uint64_t> insert_block(F& f, std::string_view block, char delimiter, bool concurrent) {
+  std::vector<std::string_view> batch;
+  batch.reserve(4096);
+  std::uint64_t keys = 0, refused = 0;
+  for_each_key(block, delimiter, [&](std::string_view k) {
+    if (k.empty()) return;
+    batch.push_back(k);
+    if (batch.size() == 4096) {
+      refused += insert_batch(f, batch, concurrent);
+      keys += batch.size();
+      batch.clear();
+    }
+  });
+  refused += insert_batch(f, batch, concurrent);
+  keys += batch.size();
+  return {keys, refused};
+}
+
+/// Splits `block` into `parts` pieces at key boundaries.
+std::vector<std::string_view> split(std::string_view block, char delimiter, unsigned parts) {
+  std::vector<std::string_view> out;
+  for (unsigned i = parts; i > 1 && !block.empty(); --i) {
+    std::size_t cut = block.size() / i;
+    const std::size_t d = block.find(delimiter, cut);
+    cut = d == std::string_view::npos ? block.size() : d + 1;
+    out.push_back(block.substr(0, cut));
+    block.remove_prefix(cut);
+  }
+  if (!block.empty()) out.push_back(block);
+  return out;
+}
+
+}  // namespace
+
+filter_kind default_kind(std::uint64_t items, double fpr) {
+  for (const filter_kind k : {filter_kind::split_block, filter_kind::blocked}) {
+    try {
+      const filter_plan p = plan_for(items, fpr, k);
+      // A blocked layout pays in memory at low rates; past 1.5 × the classic size the classic filter is
+      // the better default.
+      if (static_cast<double>(p.bits) <= 1.5 * math::optimal_bits(static_cast<double>(items), fpr)) return k;
+    } catch (const invalid_argument&) {
+    }
+  }
+  return filter_kind::bloom;
+}
+
+// ---- plan -------------------------------------------------------------------------------------------
+
+int run_plan(const plan_options& o) {
+  std::vector<filter_kind> kinds;
+  if (o.kind) {
+    kinds.push_back(*o.kind);
+  } else {
+    kinds.assign(all_kinds.begin(), all_kinds.end());
+  }
+  const double n = static_cast<double>(o.items);
+  if (o.memory_bytes) {
+    std::printf("%llu items in %s (%s bits per key):\n\n", static_cast<unsigned long long>(o.items),
+                human_bytes(static_cast<double>(*o.memory_bytes)).c_str(),
+                fixed(static_cast<double>(*o.memory_bytes) * 8 / n, 2).c_str());
+  } else {
+    std::printf("%llu items at a false-positive rate of %s:\n\n", static_cast<unsigned long long>(o.items),
+                percent(*o.fpr).c_str());
+  }
+  std::printf("%-12s %16s %12s %4s %9s %14s\n", "kind", "bits", "memory", "k", "bits/key", "predicted FPR");
+  double best_rate = 1;
+  for (const filter_kind k : kinds) {
+    filter_plan p;
+    try {
+      p = o.memory_bytes ? plan_for_bits(o.items, std::min<std::uint64_t>(*o.memory_bytes * 8, max_filter_bits), k)
+                         : plan_for(o.items, *o.fpr, k);
+    } catch (const invalid_argument& e) {
+      std::printf("%-12s %s\n", std::string(kind_name(k)).c_str(), e.what());
+      continue;
+    }
+    best_rate = std::min(best_rate, p.predicted_fpr);
+    std::printf("%-12s %16llu %12s %4u %9s %14s\n", std::string(kind_name(k)).c_str(),
+                static_cast<unsigned long long>(p.bits), human_bytes(static_cast<double>(p.bytes)).c_str(), p.hashes,
+                fixed(p.bits_per_key(), 2).c_str(), percent(p.predicted_fpr).c_str());
+  }
+  const double rate = o.fpr ? *o.fpr : best_rate;
+  // A std::unordered_set<std::string>: a 32-byte string object and an 8-byte hash in a node, malloc's
+  // 16-byte chunk header, a bucket pointer, and the key's own heap block once it outgrows the string's
+  // 15-byte inline buffer.
+  const double key_heap = o.key_bytes > 15 ? std::ceil((static_cast<double>(o.key_bytes) + 1 + 8) / 16) * 16 : 0;
+  const double set_bytes = n * (48 + 8 + 8 + key_heap);
+  std::printf("\nfor comparison:\n");
+  std::printf("  a hash set of the keys (std::unordered_set<std::string>, %llu-byte keys): about %s\n",
+              static_cast<unsigned long long>(o.key_bytes), human_bytes(set_bytes).c_str());
+  std::printf("  the information-theoretic minimum at %s: log2(1/ε) = %s bits per key, %s\n", percent(rate).c_str(),
+              fixed(std::log2(1 / rate), 2).c_str(), human_bytes(n * std::log2(1 / rate) / 8).c_str());
+  return 0;
+}
+
+// ---- build ------------------------------------------------------------------------------------------
+
+int run_build(const build_options& o) {
+  key_source source(o.input, o.format);
+  const filter_kind kind = o.kind ? *o.kind : default_kind(o.items, o.fpr);
+  any_filter filter = make_filter(kind, o.items, o.fpr);
+  progress bar(o.progress && ::isatty(STDERR_FILENO) != 0, source.total_bytes());
+  std::uint64_t keys = 0, refused = 0, bytes = 0;
+  std::visit(
+      [&](auto& f) {
+        using F = std::decay_t<decltype(f)>;
+        const unsigned threads = concurrent_insert<F> ? std::max(1u, o.threads) : 1u;
+        source.for_each_block([&](std::string_view block) {
+          if (threads == 1) {
+            const auto [k, r] = insert_block(f, block, source.delimiter(), false);
+            keys += k;
+            refused += r;
+          } else {
+            const std::vector<std::string_view> parts = split(block, source.delimiter(), threads);
+            std::vector<std::pair<std::uint64_t, std::uint64_t>> counts(parts.size());
+            std::vector<std::thread> workers;
+            for (std::size_t i = 1; i < parts.size(); ++i)
+              workers.emplace_back([&, i] { counts[i] = insert_block(f, parts[i], source.delimiter(), true); });
+            if (!parts.empty()) counts[0] = insert_block(f, parts[0], source.delimiter(), true);
+            for (std::thread& w : workers) w.join();
+            for (const auto& [k, r] : counts) {
+              keys += k;
+              refused += r;
+            }
+          }
+          bytes += block.size();
+          bar.update(keys, bytes);
+        });
+      },
+      filter);
+  bar.finish(keys);
+  if (refused != 0)
+    throw invalid_argument("the " + std::string(kind_name(kind)) + " filter is full: " + std::to_string(refused) +
+                           " of " + std::to_string(keys) + " keys did not fit; build it with a larger --items");
+  save_filter(filter, o.output);
+  if (::isatty(STDERR_FILENO) != 0)
+    std::fprintf(stderr, "wrote %s: %s filter, %llu keys\n", o.output.c_str(), std::string(kind_name(kind)).c_str(),
+                 static_cast<unsigned long long>(keys));
+  return 0;
+}
+
+// ---- query, add, erase ------------------------------------------------------------------------------
+
+namespace {
+
+/// Calls fn(batch) with batches of keys: the command line's, or standard input's as they arrive.
+template <class Fn>
+void for_each_batch(const query_options& o, Fn&& fn) {
+  std::vector<std::string_view> batch;
+  if (!o.keys.empty()) {
+    for (const std::string& k : o.keys) batch.push_back(k);
+    fn(batch);
+    return;
+  }
+  key_source source("-", o.format);
+  batch.reserve(4096);
+  source.for_each_block(
+      [&](std::string_view block) {
+        for_each_key(block, source.delimiter(), [&](std::string_view k) {
+          batch.push_back(k);
+          if (batch.size() == 4096) {
+            fn(batch);
+            batch.clear();
+          }
+        });
+        if (!batch.empty()) fn(batch);
+        batch.clear();
+      },
+      /*gather=*/false);
+}
+
+}  // namespace
+
+int run_query(const query_options& o) {
+  const any_filter filter = open_filter(o.file);
+  bool any_no = false;
+  output out;
+  std::vector<char> answers;
+  std::visit(
+      [&](const auto& f) {
+        for_each_batch(o, [&](const std::vector<std::string_view>& batch) {
+          answers.assign(batch.size(), 0);
+          if constexpr (requires { f.contains_many(batch, answers.begin()); }) {
+            f.contains_many(batch, answers.begin());
+          } else {
+            for (std::size_t i = 0; i < batch.size(); ++i) answers[i] = f.contains(batch[i]);
+          }
+          for (std::size_t i = 0; i < batch.size(); ++i) {
+            any_no |= answers[i] == 0;
+            if (o.quiet) continue;
+            out.add(batch[i]);
+            out.add(answers[i] != 0 ? "\tmaybe\n" : "\tno\n");
+          }
+          out.flush();  // answers keep pace with an interactive stream
+        });
+      },
+      filter);
+  return any_no ? 1 : 0;
+}
+
+int run_update(const query_options& o, update what) {
+  any_filter filter = open_filter(o.file);
+  std::uint64_t done = 0, total = 0, refused = 0;
+  output out;
+  std::visit(
+      [&](auto& f) {
+        using F = std::decay_t<decltype(f)>;
+        if (what == update::erase && !has_erase<F>)
+          throw invalid_argument("erase is not sound for a '" + std::string(kind_name(F::kind)) +
+                                 "' filter (it cannot forget keys): use a counting, cuckoo or quotient filter");
+        for_each_batch(o, [&](const std::vector<std::string_view>& batch) {
+          for (const std::string_view k : batch) {
+            ++total;
+            if (what == update::add) {
+              const bool stored = f.insert(k);
+              if (may_be_full<F> && !stored) ++refused;
+              ++done;
+            } else if constexpr (has_erase<F>) {
+              const bool erased = f.erase(k);
+              done += erased;
+              if (!o.quiet) {
+                out.add(k);
+                out.add(erased ? "\terased\n" : "\tnot found\n");
+              }
+            }
+          }
+        });
+      },
+      filter);
+  if (refused != 0)
+    throw invalid_argument("the filter is full: " + std::to_string(refused) + " of " + std::to_string(total) +
+                           " keys did not fit (nothing was written)");
+  save_filter(filter, o.file);
+  out.flush();
+  return what == update::erase && done != total ? 1 : 0;
+}
+
+// ---- info, merge, intersect, estimate ---------------------------------------------------------------
+
+int run_info(const std::string& file, bool json) {
+  const file_header h = read_header(file);
+  const any_filter filter = open_filter(file);  // verifies the checksums: a damaged file is an error
+  struct field {
+    std::string name;
+    std::string text;
+    std::string json;
+  };
+  std::vector<field> fields;
+  const auto add = [&](std::string name, std::string text, std::string json_value) {
+    fields.push_back({std::move(name), std::move(text), std::move(json_value)});
+  };
+  const auto integer = [&](std::string name, std::uint64_t v) { add(std::move(name), std::to_string(v), std::to_string(v)); };
+  add("kind", std::string(kind_name(h.kind)), json_string(kind_name(h.kind)));
+  add("hash", h.hash == hash_id::xxh3_128 ? "xxh3-128" : "murmur64a", json_string(h.hash == hash_id::xxh3_128 ? "xxh3-128" : "murmur64a"));
+  integer("seed", h.seed);
+  integer("bits", h.bits);
+  integer("hashes", h.hashes);
+  integer("layout", h.block_bits);
+  integer("inserted", h.inserted);
+  std::visit(
+      [&](const auto& f) {
+        using F = std::decay_t<decltype(f)>;
+        if constexpr (bit_array<F>) {
+          // One pass over the bits serves the fill, the count estimate and the rate now.
+          const double set = static_cast<double>(f.set_bits());
+          const double fill = set / static_cast<double>(f.bits());
+          const double count = math::estimate_items(F::kind, set, static_cast<double>(f.bits()), f.hashes());
+          add("estimated count", fixed(count, 0), json_number(count));
+          add("fill ratio", percent(fill), json_number(fill));
+          // The planned capacity is not stored; the load at which this k is optimal is n = m·ln 2 / k.
+          const double capacity = static_cast<double>(f.bits()) * math::ln2 / f.hashes();
+          add("capacity (k optimal)", fixed(capacity, 0), json_number(capacity));
+          add("predicted FPR at capacity", percent(f.predicted_fpr_at(capacity)),
+              json_number(f.predicted_fpr_at(capacity)));
+          add("predicted FPR now", percent(f.predicted_fpr_at(count)), json_number(f.predicted_fpr_at(count)));
+        } else {
+          if constexpr (requires { f.estimated_count(); })
+            add("estimated count", fixed(f.estimated_count(), 0), json_number(f.estimated_count()));
+          if constexpr (requires { f.load_factor(); })
+            add("load factor", percent(f.load_factor()), json_number(f.load_factor()));
+          add("predicted FPR now", percent(f.predicted_fpr()), json_number(f.predicted_fpr()));
+        }
+        add("size", human_bytes(static_cast<double>(f.size_in_bytes())), std::to_string(f.size_in_bytes()));
+      },
+      filter);
+  add("checksum", "ok (header and payload)", json_string("ok"));
+  if (json) {
+    std::string out = "{";
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      std::string key = fields[i].name;
+      std::replace(key.begin(), key.end(), ' ', '_');
+      key.erase(std::remove_if(key.begin(), key.end(), [](char c) { return c == '(' || c == ')'; }), key.end());
+      out += (i ? ", " : "") + json_string(key) + ": " + fields[i].json;
+    }
+    std::printf("%s}\n", out.c_str());
+  } else {
+    for (const field& f : fields) std::printf("%-26s %s\n", (f.name + ":").c_str(), f.text.c_str());
+  }
+  return 0;
+}
+
+int run_combine(const std::vector<std::string>& inputs, const std::string& output_path, combine how) {
+  if (inputs.size() < 2) throw invalid_argument("give at least two input files");
+  any_filter result = open_filter(inputs[0]);
+  for (std::size_t i = 1; i < inputs.size(); ++i) {
+    const any_filter other = open_filter(inputs[i]);
+    if (other.index() != result.index())
+      throw incompatible_filters("cannot combine '" + inputs[0] + "' (" + std::string(kind_name(kind_of(result))) +
+                                 ") with '" + inputs[i] + "' (" + std::string(kind_name(kind_of(other))) +
+                                 "): kinds differ");
+    std::visit(
+        [&](auto& f) {
+          using F = std::decay_t<decltype(f)>;
+          const F& g = std::get<F>(other);
+          if (how == combine::merge) {
+            f.merge(g);
+          } else if constexpr (requires { f.intersect(g); }) {
+            f.intersect(g);
+          } else {
+            throw incompatible_filters("intersection is not supported for '" + std::string(kind_name(F::kind)) +
+                                       "' filters");
+          }
+        },
+        result);
+  }
+  save_filter(result, output_path);
+  return 0;
+}
+
+int run_estimate(const std::string& a_path, const std::string& b_path, bool json) {
+  const any_filter a = open_filter(a_path);
+  const any_filter b = open_filter(b_path);
+  if (a.index() != b.index())
+    throw incompatible_filters("cannot compare a '" + std::string(kind_name(kind_of(a))) + "' filter with a '" +
+                               std::string(kind_name(kind_of(b))) + "' filter: kinds differ");
+  double na = 0, nb = 0, both = 0, either = 0, jaccard = 0;
+  std::visit(
+      [&](const auto& x) {
+        using F = std::decay_t<decltype(x)>;
+        if constexpr (bit_array<F>) {
+          const F& y = std::get<F>(b);
+          na = x.estimated_count();
+          nb = y.estimated_count();
+          either = estimate_union(x, y);
+          both = estimate_intersection(x, y);
+          jaccard = estimate_jaccard(x, y);
+        } else {
+          throw incompatible_filters("set-size estimates need a bit-array filter (bloom, partitioned, blocked, "
+                                     "split-block, counting), not '" + std::string(kind_name(F::kind)) + "'");
+        }
+      },
+      a);
+  if (json) {
+    std::printf("{\"a\": %s, \"b\": %s, \"union\": %s, \"intersection\": %s, \"jaccard\": %s}\n", json_number(na).c_str(),
+                json_number(nb).c_str(), json_number(either).c_str(), json_number(both).c_str(), json_number(jaccard).c_str());
+  } else {
+    std::printf("A        %s\nB        %s\nA ∪ B    %s\nA ∩ B    %s\nJaccard  %s\n", fixed(na, 0).c_str(),
+                fixed(nb, 0).c_str(), fixed(either, 0).c_str(), fixed(both, 0).c_str(), fixed(jaccard, 4).c_str());
+  }
+  return 0;
+}
+
+// ---- bench ------------------------------------------------------------------------------------------
+
+int run_bench(const bench_options& o) {
+  const std::vector<filter_kind> kinds = o.kinds.empty() ? std::vector<filter_kind>(all_kinds.begin(), all_kinds.end())
+                                                         : o.kinds;
+  std::vector<std::uint64_t> present(o.items), absent(std::min<std::uint64_t>(o.items, 1'000'000));
+  for (std::uint64_t i = 0; i < present.size(); ++i) present[i] = bench::splitmix64(i);
+  for (std::uint64_t i = 0; i < absent.size(); ++i) absent[i] = bench::splitmix64(o.items + i);
+  std::printf("n = %llu 64-bit keys, target %s; ns per key, batched calls; %u hardware threads\n\n",
+              static_cast<unsigned long long>(o.items), percent(o.fpr).c_str(), std::thread::hardware_concurrency());
+  std::printf("%-12s %9s %11s %12s %12s %12s\n", "kind", "bits/key", "insert ns", "+ lookup ns", "- lookup ns", "measured FPR");
+  using clock = std::chrono::steady_clock;
+  const auto ns_per = [](clock::duration d, std::size_t n) {
+    return std::chrono::duration<double, std::nano>(d).count() / static_cast<double>(n);
+  };
+  for (const filter_kind k : kinds) {
+    any_filter filter = make_filter(k, o.items, o.fpr);
+    std::visit(
+        [&](auto& f) {
+          auto start = clock::now();
+          f.insert_many(present);
+          const double insert = ns_per(clock::now() - start, present.size());
+          std::size_t sink = 0;
+          start = clock::now();
+          sink += f.count_contained(std::span<const std::uint64_t>(present).first(absent.size()));
+          const double positive = ns_per(clock::now() - start, absent.size());
+          start = clock::now();
+          const std::size_t false_positives = f.count_contained(absent);
+          const double negative = ns_per(clock::now() - start, absent.size());
+          std::printf("%-12s %9s %11s %12s %12s %12s%s\n", std::string(kind_name(k)).c_str(),
+                      fixed(static_cast<double>(f.size_in_bytes()) * 8 / static_cast<double>(o.items), 2).c_str(),
+                      fixed(insert, 1).c_str(), fixed(positive, 1).c_str(), fixed(negative, 1).c_str(),
+                      percent(static_cast<double>(false_positives) / static_cast<double>(absent.size())).c_str(),
+                      sink == 0 ? " (?)" : "");
+          std::fflush(stdout);
+        },
+        filter);
+  }
+  std::printf("\nThe full benchmark, with baselines, is bench/blume_bench in the source tree (docs/benchmarks.md).\n");
+  return 0;
+}
+
+}  // namespace blume::cli

@@ -1,0 +1,56 @@
+// Keys for the tool: newline- or NUL-delimited, from a file (mapped, so no copy) or from standard input
+// (read in large blocks). Callers get whole blocks of complete keys as string_views, ready to be split
+// between threads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace blume::cli {
+
+enum class key_format { lines, nul };
+
+/// Splits `block` into keys at `delimiter` and calls fn(key) for each (a trailing '\r' is kept off lines,
+/// and an empty final key after the last delimiter is not a key).
+template <class Fn>
+void for_each_key(std::string_view block, char delimiter, Fn&& fn) {
+  while (!block.empty()) {
+    const std::size_t end = block.find(delimiter);
+    std::string_view key = block.substr(0, end);
+    if (delimiter == '\n' && !key.empty() && key.back() == '\r') key.remove_suffix(1);
+    fn(key);
+    if (end == std::string_view::npos) break;
+    block.remove_prefix(end + 1);
+  }
+}
+
+/// A source of keys: "-" is standard input, anything else a file path.
+class key_source {
+ public:
+  key_source(const std::string& path, key_format format);
+  ~key_source();
+  key_source(const key_source&) = delete;
+  key_source& operator=(const key_source&) = delete;
+
+  char delimiter() const noexcept { return delimiter_; }
+  /// Total bytes when known (a regular file), else 0: what a progress bar's ETA needs.
+  std::uint64_t total_bytes() const noexcept { return total_; }
+  /// Calls fn(block) for consecutive blocks that hold only complete keys, until the input ends. From a
+  /// pipe, `gather` waits for large blocks (throughput: build); without it every read's complete keys
+  /// are handed out at once (answers keep up with an interactive stream: query). Throws
+  /// blume::io_error naming the input when it cannot be read.
+  void for_each_block(const std::function<void(std::string_view)>& fn, bool gather = true);
+
+ private:
+  std::string path_;
+  char delimiter_;
+  int fd_ = -1;
+  std::uint64_t total_ = 0;
+  const char* mapped_ = nullptr;
+};
+
+}  // namespace blume::cli

@@ -1,0 +1,84 @@
+// A filter of any kind blume stores in files, chosen at run time: what tools that take a file of
+// whatever kind (the blume command-line tool) open, build and query. Each alternative is the kind's
+// default instantiation (XXH3 hashing; 4-bit counters for counting, 2-bit cells for stable, split-block
+// buffers for aging); std::visit reaches the typed filter and its verbs.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <variant>
+
+#include "blume/aging_bloom_filter.hpp"
+#include "blume/blocked_bloom_filter.hpp"
+#include "blume/bloom_filter.hpp"
+#include "blume/counting_bloom_filter.hpp"
+#include "blume/cuckoo_filter.hpp"
+#include "blume/error.hpp"
+#include "blume/format.hpp"
+#include "blume/kind.hpp"
+#include "blume/partitioned_bloom_filter.hpp"
+#include "blume/plan.hpp"
+#include "blume/quotient_filter.hpp"
+#include "blume/scalable_bloom_filter.hpp"
+#include "blume/stable_bloom_filter.hpp"
+
+namespace blume {
+
+using any_filter =
+    std::variant<bloom_filter<>, partitioned_bloom_filter<>, blocked_bloom_filter<>, split_block_bloom_filter<>,
+                 counting_bloom_filter<>, cuckoo_filter<>, quotient_filter<>, scalable_bloom_filter<>,
+                 stable_bloom_filter<>, aging_bloom_filter<>>;
+
+/// A filter of `kind` for `items` keys at false-positive rate `fpr`, built as each kind's (capacity, rate)
+/// constructor builds it: sized by plan_for, except that a stable filter takes plan_for's cells and k and
+/// then the decrement rate that holds `fpr` on an endless stream, and an aging filter remembers a window
+/// of `items` keys.
+inline any_filter make_filter(filter_kind kind, std::uint64_t items, double fpr) {
+  switch (kind) {
+    case filter_kind::bloom: return bloom_filter<>(items, fpr);
+    case filter_kind::partitioned: return partitioned_bloom_filter<>(items, fpr);
+    case filter_kind::blocked: return blocked_bloom_filter<>(items, fpr);
+    case filter_kind::split_block: return split_block_bloom_filter<>(items, fpr);
+    case filter_kind::counting: return counting_bloom_filter<>(items, fpr);
+    case filter_kind::cuckoo: return cuckoo_filter<>(items, fpr);
+    case filter_kind::quotient: return quotient_filter<>(items, fpr);
+    case filter_kind::scalable: return scalable_bloom_filter<>(items, fpr);
+    case filter_kind::stable: {
+      const filter_plan plan = plan_for(items, fpr, filter_kind::stable);
+      return stable_bloom_filter<>::for_rate(plan.bits, plan.hashes, fpr);
+    }
+    case filter_kind::aging: return aging_bloom_filter<>(items, fpr);
+  }
+  throw invalid_argument("unknown filter kind " + std::to_string(static_cast<int>(kind)));
+}
+
+namespace detail {
+template <std::size_t I = 0>
+any_filter map_as(filter_kind kind, const std::filesystem::path& path, verify v) {
+  if constexpr (I < std::variant_size_v<any_filter>) {
+    using F = std::variant_alternative_t<I, any_filter>;
+    if (F::kind == kind) return map_file<F>(path, v);
+    return map_as<I + 1>(kind, path, v);
+  } else {
+    throw format_error(path.string() + ": filter kind " + std::string(kind_name(kind)) + " cannot be opened");
+  }
+}
+}  // namespace detail
+
+/// Opens a filter file of any kind through a private mapping (see map_file): its header says which. All
+/// of map_file's checks apply; `verify::full` also checks the payload checksum.
+inline any_filter open_filter(const std::filesystem::path& path, verify v = verify::full) {
+  return detail::map_as(read_header(path).kind, path, v);
+}
+
+/// Writes the filter to `path` atomically (see save).
+inline void save_filter(const any_filter& f, const std::filesystem::path& path) {
+  std::visit([&](const auto& typed) { save(typed, path); }, f);
+}
+
+inline filter_kind kind_of(const any_filter& f) noexcept {
+  return std::visit([](const auto& typed) { return std::decay_t<decltype(typed)>::kind; }, f);
+}
+
+}  // namespace blume

@@ -1,0 +1,254 @@
+#!/usr/bin/python3
+"""The blume command-line tool, run as a real binary: every subcommand's happy path, round trips
+build -> query -> info -> merge, stdin and file input, exit codes, JSON, the progress line, and bad input
+(one line on stderr, exit status 2, no partial or damaged output)."""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+BLUME = os.environ.get("BLUME_CLI", "blume")
+KEYS = [f"user{i}@example.com" for i in range(20000)]
+ABSENT = [f"nobody{i}@example.org" for i in range(20000)]
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def run(*args, stdin=None, check=None):
+    result = subprocess.run([BLUME, *map(str, args)], input=stdin, capture_output=True)
+    if check is not None:
+        assert result.returncode == check, (args, result.returncode, result.stderr.decode())
+    return result
+
+
+class Tool(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="blume-cli-")
+        self.keys = self.path("keys.txt")
+        with open(self.keys, "w") as f:
+            f.write("\n".join(KEYS) + "\n")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def build(self, name, *extra, items="20k", keys=None):
+        out = self.path(name)
+        run("build", "--items", items, "--input", keys or self.keys, "--output", out, *extra, check=0)
+        return out
+
+    def assertFails(self, args, mentions, stdin=None):
+        """Exit status 2 and one line on stderr that mentions `mentions`."""
+        result = run(*args, stdin=stdin)
+        self.assertEqual(result.returncode, 2, (args, result.stderr))
+        lines = result.stderr.decode().strip().splitlines()
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn(mentions, lines[0])
+        return lines[0]
+
+
+class Plan(Tool):
+    def test_every_kind_side_by_side(self):
+        out = run("plan", "--items", "100M", "--fpr", "1%", check=0).stdout.decode()
+        for kind in ("bloom", "partitioned", "blocked", "split-block", "counting", "cuckoo", "quotient", "scalable",
+                     "stable", "aging"):
+            self.assertIn(kind, out)
+        self.assertIn("958505838", out)  # the classic filter: m for 100M at 1%
+        self.assertIn("114.26 MiB", out)
+        self.assertIn("hash set", out)
+        self.assertIn("6.64 bits per key", out)  # log2(100)
+
+    def test_one_kind_and_the_inverse_question(self):
+        out = run("plan", "--items", "100M", "--memory", "120MiB", "--kind", "bloom", check=0).stdout.decode()
+        self.assertIn("0.794%", out)
+        self.assertEqual(run("plan", "--items", "1M", "--fpr", "0.01", "--kind", "cuckoo", check=0).returncode, 0)
+
+    def test_bad_numbers(self):
+        self.assertFails(("plan", "--items", "100M", "--fpr", "2"), "--fpr")
+        self.assertFails(("plan", "--items", "-5", "--fpr", "1%"), "--items")
+        self.assertFails(("plan", "--items", "1e30", "--fpr", "1%"), "--items")
+        self.assertFails(("plan", "--items", "10M", "--fpr", "1%", "--kind", "bogus"), "unknown filter kind 'bogus'")
+        self.assertFails(("plan", "--items", "10M"), "either --fpr or --memory")
+        self.assertFails(("plan", "--items", "10M", "--memory", "lots"), "--memory")
+
+
+class BuildQueryInfo(Tool):
+    def test_build_query_info_round_trip(self):
+        f = self.build("f.blume")
+        out = run("query", f, stdin="\n".join(KEYS).encode(), check=0).stdout.decode().splitlines()
+        self.assertEqual(len(out), len(KEYS))
+        self.assertTrue(all(line.endswith("\tmaybe") for line in out))
+        answers = run("query", f, stdin="\n".join(ABSENT).encode()).stdout.decode().splitlines()
+        false_positives = sum(a.endswith("\tmaybe") for a in answers)
+        self.assertLess(false_positives, len(ABSENT) * 0.02)
+        self.assertEqual(run("query", f, KEYS[0], KEYS[1], check=0).stdout.decode(),
+                         f"{KEYS[0]}\tmaybe\n{KEYS[1]}\tmaybe\n")
+        info = json.loads(run("info", "--json", f, check=0).stdout)
+        self.assertEqual(info["kind"], "split-block")
+        self.assertEqual(info["inserted"], len(KEYS))
+        self.assertEqual(info["checksum"], "ok")
+        text = run("info", f, check=0).stdout.decode()
+        self.assertIn("predicted FPR now", text)
+
+    def test_json_is_valid_for_every_kind(self):
+        for kind in ("bloom", "partitioned", "blocked", "split-block", "counting", "cuckoo", "quotient", "scalable",
+                     "stable", "aging"):
+            f = self.build(f"{kind}.blume", "--kind", kind, items="30k")
+            tool = subprocess.run(["/usr/bin/python3", "-m", "json.tool"], input=run("info", "--json", f).stdout,
+                                  capture_output=True)
+            self.assertEqual(tool.returncode, 0, (kind, tool.stderr))
+            self.assertEqual(json.loads(tool.stdout)["kind"], kind)
+            if kind not in ("stable", "aging"):  # these forget by design
+                self.assertEqual(run("query", "-q", f, *KEYS[:500]).returncode, 0, kind)
+
+    def test_stdin_and_file_input_give_the_same_filter(self):
+        a = self.build("a.blume")
+        b = self.path("b.blume")
+        with open(self.keys, "rb") as keys:
+            subprocess.run([BLUME, "build", "--items", "20k", "--output", b], stdin=keys, check=True)
+        self.assertEqual(read(a), read(b))
+        c = self.build("c.blume", "--threads", "1")
+        self.assertEqual(read(a), read(c))
+
+    def test_nul_delimited_keys_and_duplicates(self):
+        nul = self.path("keys.nul")
+        with open(nul, "wb") as f:
+            f.write(b"\0".join(k.encode() for k in KEYS + KEYS[:100]) + b"\0")
+        f = self.build("f.blume", "--format", "nul", keys=nul)
+        self.assertEqual(run("query", "-q", f, *KEYS[:300]).returncode, 0)
+
+    def test_quiet_exit_status(self):
+        f = self.build("f.blume")
+        self.assertEqual(run("query", "--quiet", f, KEYS[0]).stdout, b"")
+        self.assertEqual(run("query", "--quiet", f, KEYS[0]).returncode, 0)
+        self.assertEqual(run("query", "--quiet", f, KEYS[0], "certainly-not-there-xyz").returncode, 1)
+
+    def test_progress_line_only_on_a_terminal(self):
+        piped = run("build", "--items", "20k", "--input", self.keys, "--output", self.path("p.blume"), check=0)
+        self.assertEqual(piped.stderr, b"")
+        if shutil.which("script") is None:
+            self.skipTest("script(1) is not installed")
+        tty = subprocess.run(["script", "-qec", f"{BLUME} build --items 20k --input {self.keys} --output "
+                              f"{self.path('t.blume')}", "/dev/null"], capture_output=True)
+        self.assertEqual(tty.returncode, 0)
+        self.assertIn(b"keys/s", tty.stdout)
+
+    def test_full_cuckoo_filter_is_an_error_and_writes_nothing(self):
+        self.assertFails(("build", "--kind", "cuckoo", "--items", "1k", "--input", self.keys, "--output",
+                          self.path("c.blume")), "full")
+        self.assertFalse(os.path.exists(self.path("c.blume")))
+
+
+class AddEraseMergeEstimate(Tool):
+    def test_add_then_query(self):
+        f = self.build("f.blume")
+        self.assertEqual(run("query", "-q", f, "late@example.com").returncode, 1)
+        run("add", f, "late@example.com", check=0)
+        run("add", f, stdin=b"later@example.com\n", check=0)
+        self.assertEqual(run("query", "-q", f, "late@example.com", "later@example.com").returncode, 0)
+
+    def test_erase_where_sound(self):
+        f = self.build("c.blume", "--kind", "counting")
+        out = run("erase", f, KEYS[0], "never-inserted@example.com").stdout.decode()
+        self.assertIn(f"{KEYS[0]}\terased", out)
+        self.assertIn("never-inserted@example.com\tnot found", out)
+        self.assertEqual(run("query", "-q", f, KEYS[0]).returncode, 1)
+        b = self.build("b.blume", "--kind", "bloom")
+        before = read(b)
+        self.assertFails(("erase", b, KEYS[0]), "erase is not sound")
+        self.assertEqual(read(b), before)
+
+    def test_merge_intersect_estimate(self):
+        first, second = self.path("first.txt"), self.path("second.txt")
+        with open(first, "w") as f:
+            f.write("\n".join(KEYS[:12000]) + "\n")
+        with open(second, "w") as f:
+            f.write("\n".join(KEYS[8000:]) + "\n")
+        a = self.build("a.blume", "--kind", "bloom", keys=first)
+        b = self.build("b.blume", "--kind", "bloom", keys=second)
+        union = self.path("u.blume")
+        run("merge", a, b, "--output", union, check=0)
+        self.assertEqual(run("query", "-q", union, *KEYS[::50]).returncode, 0)
+        both = self.path("i.blume")
+        run("intersect", a, b, "--output", both, check=0)
+        self.assertEqual(run("query", "-q", both, *KEYS[8000:12000:20]).returncode, 0)
+        est = json.loads(run("estimate", "--json", a, b, check=0).stdout)
+        self.assertAlmostEqual(est["a"], 12000, delta=600)
+        self.assertAlmostEqual(est["union"], 20000, delta=1000)
+        self.assertAlmostEqual(est["intersection"], 4000, delta=800)
+        self.assertAlmostEqual(est["jaccard"], 0.2, delta=0.05)
+        self.assertIn("Jaccard", run("estimate", a, b, check=0).stdout.decode())
+
+    def test_incompatible_inputs_name_what_differs(self):
+        a = self.build("a.blume", "--kind", "bloom")
+        b = self.build("b.blume", "--kind", "bloom", items="40k")
+        c = self.build("c.blume", "--kind", "cuckoo", items="40k")
+        self.assertFails(("merge", a, b, "--output", self.path("m.blume")), "differ")
+        self.assertFails(("merge", a, c, "--output", self.path("m.blume")), "kinds differ")
+        self.assertFalse(os.path.exists(self.path("m.blume")))
+        self.assertFails(("estimate", c, c), "bit-array")
+
+    def test_bench_runs(self):
+        out = run("bench", "--items", "20k", "--kind", "split-block", check=0).stdout.decode()
+        self.assertIn("split-block", out)
+
+
+class BadInput(Tool):
+    def test_missing_truncated_corrupt_and_foreign_files(self):
+        f = self.build("f.blume")
+        data = read(f)
+        self.assertFails(("query", self.path("missing.blume"), "x"), "missing.blume")
+        truncated = self.path("truncated.blume")
+        with open(truncated, "wb") as out:
+            out.write(data[:len(data) // 2])
+        self.assertFails(("info", truncated), "")
+        corrupt = self.path("corrupt.blume")
+        with open(corrupt, "wb") as out:
+            out.write(data[:500] + bytes([data[500] ^ 1]) + data[501:])
+        self.assertFails(("query", corrupt, "x"), "checksum")
+        self.assertFails(("info", self.keys), "")
+        self.assertFails(("info", self.dir), "")
+
+    def test_unknown_kind_and_malformed_numbers(self):
+        self.assertFails(("build", "--kind", "nope", "--items", "10", "--input", self.keys, "--output",
+                          self.path("x")), "unknown filter kind 'nope'")
+        self.assertFails(("build", "--items", "10", "--fpr", "2", "--input", self.keys, "--output", self.path("x")),
+                         "--fpr")
+        self.assertFails(("build", "--items", "-5", "--input", self.keys, "--output", self.path("x")), "--items")
+        self.assertFails(("build", "--items", "1e30", "--input", self.keys, "--output", self.path("x")), "--items")
+        self.assertFalse(os.path.exists(self.path("x")))
+
+    def test_unreadable_input_and_unwritable_output_leave_the_old_file(self):
+        old = self.build("old.blume")
+        before = read(old)
+        self.assertFails(("build", "--items", "10", "--input", self.path("no-such-keys.txt"), "--output", old),
+                         "no-such-keys.txt")
+        self.assertFails(("build", "--items", "10", "--input", self.dir, "--output", old), "")
+        self.assertEqual(read(old), before)
+        self.assertFails(("build", "--items", "10", "--input", self.keys, "--output",
+                          self.path("no-such-dir/out.blume")), "no-such-dir")
+        self.assertEqual(sorted(os.listdir(self.dir)), ["keys.txt", "old.blume"])  # no temporary file left
+
+    def test_full_disk(self):
+        mount = self.path("small")
+        os.mkdir(mount)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mount], capture_output=True).returncode:
+            self.skipTest("cannot mount a small tmpfs here")
+        try:
+            out = os.path.join(mount, "big.blume")
+            self.assertFails(("build", "--items", "1M", "--input", self.keys, "--output", out), "")
+            self.assertEqual(os.listdir(mount), [])
+        finally:
+            subprocess.run(["umount", mount])
+
+
+if __name__ == "__main__":
+    unittest.main()
