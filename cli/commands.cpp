@@ -402,6 +402,20 @@ int run_info(const std::string& file, bool json) {
           if constexpr (requires { f.load_factor(); })
             add("load factor", percent(f.load_factor()), json_number(f.load_factor()));
           add("predicted FPR now", percent(f.predicted_fpr()), json_number(f.predicted_fpr()));
+          // At capacity: each kind's own notion of full.
+          double at_capacity = NAN;
+          if constexpr (F::kind == filter_kind::cuckoo) {
+            at_capacity = math::cuckoo_fpr(cuckoo_design_load, f.bucket_size(), f.fingerprint_bits());
+          } else if constexpr (F::kind == filter_kind::quotient) {
+            at_capacity = math::quotient_fpr(static_cast<double>(f.capacity()), static_cast<double>(f.slots()),
+                                             f.remainder_bits());
+          } else if constexpr (F::kind == filter_kind::scalable) {
+            at_capacity = f.fpr_bound();  // however far it grows
+          } else if constexpr (F::kind == filter_kind::stable) {
+            at_capacity = f.stable_fpr();  // on an endless stream
+          }
+          if (std::isfinite(at_capacity))
+            add("predicted FPR at capacity", percent(at_capacity), json_number(at_capacity));
         }
         add("size", human_bytes(static_cast<double>(f.size_in_bytes())), std::to_string(f.size_in_bytes()));
       },

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "blume/aging_bloom_filter.hpp"
+#include "blume/any_filter.hpp"
 #include "blume/blocked_bloom_filter.hpp"
 #include "blume/bloom_filter.hpp"
 #include "blume/counting_bloom_filter.hpp"
