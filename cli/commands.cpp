@@ -104,7 +104,11 @@ constexpr bool may_be_full = F::kind == filter_kind::cuckoo || F::kind == filter
 
 /// Inserts keys (a batch of string_views) and returns how many were refused because the filter is full.
 template <class F>
+constexpr bool takes_inserts = requires(F& f, std::string_view k) { f.insert(k); };
+
+template <class F>
 std::uint64_t insert_batch(F& f, const std::vector<std::string_view>& keys, bool concurrent) {
+  static_assert(takes_inserts<F>);
   if constexpr (concurrent_insert<F>) {
     if (concurrent) {
       f.insert_many_concurrent(keys);
@@ -218,15 +222,57 @@ int run_plan(const plan_options& o) {
 
 // ---- build ------------------------------------------------------------------------------------------
 
+namespace {
+
+/// A static kind: the keys' digests (8 bytes each) are collected, hashed on every thread, then the filter
+/// is built from all of them.
+any_filter build_static(const build_options& o, filter_kind kind, key_source& source, progress& bar, std::uint64_t& keys) {
+  plan_for(std::max<std::uint64_t>(o.items, 1), o.fpr, kind);  // refuses a target the kind cannot meet
+  std::vector<std::uint64_t> lows;
+  lows.reserve(o.items);
+  std::uint64_t bytes = 0;
+  const xxh3_hasher hasher;
+  const unsigned threads = std::max(1u, o.threads);
+  source.for_each_block([&](std::string_view block) {
+    const std::vector<std::string_view> parts = split(block, source.delimiter(), threads);
+    std::vector<std::vector<std::uint64_t>> hashed(parts.size());
+    const auto hash_part = [&](std::size_t i) {
+      for_each_key(parts[i], source.delimiter(), [&](std::string_view k) {
+        if (!k.empty()) hashed[i].push_back(hash_key(hasher, k).low);
+      });
+    };
+    std::vector<std::thread> workers;
+    for (std::size_t i = 1; i < parts.size(); ++i) workers.emplace_back(hash_part, i);
+    if (!parts.empty()) hash_part(0);
+    for (std::thread& w : workers) w.join();
+    for (const auto& h : hashed) lows.insert(lows.end(), h.begin(), h.end());
+    bytes += block.size();
+    bar.update(lows.size(), bytes);
+  });
+  keys = lows.size();
+  return build_static_filter(kind, std::move(lows));
+}
+
+}  // namespace
+
 int run_build(const build_options& o) {
   key_source source(o.input, o.format);
   const filter_kind kind = o.kind ? *o.kind : default_kind(o.items, o.fpr);
-  any_filter filter = make_filter(kind, o.items, o.fpr);
   progress bar(o.progress && ::isatty(STDERR_FILENO) != 0, source.total_bytes());
   std::uint64_t keys = 0, refused = 0, bytes = 0;
+  if (is_static(kind)) {
+    const any_filter filter = build_static(o, kind, source, bar, keys);
+    bar.finish(keys);
+    save_filter(filter, o.output);
+    return 0;
+  }
+  any_filter filter = make_filter(kind, o.items, o.fpr);
   std::visit(
       [&](auto& f) {
         using F = std::decay_t<decltype(f)>;
+        if constexpr (!takes_inserts<F>) {
+          throw invalid_argument("a static filter cannot take inserts");
+        } else {
         const unsigned threads = concurrent_insert<F> ? std::max(1u, o.threads) : 1u;
         source.for_each_block([&](std::string_view block) {
           if (threads == 1) {
@@ -249,6 +295,7 @@ int run_build(const build_options& o) {
           bytes += block.size();
           bar.update(keys, bytes);
         });
+        }
       },
       filter);
   bar.finish(keys);
@@ -335,9 +382,14 @@ int run_update(const query_options& o, update what) {
           for (const std::string_view k : batch) {
             ++total;
             if (what == update::add) {
-              const bool stored = f.insert(k);
-              if (may_be_full<F> && !stored) ++refused;
-              ++done;
+              if constexpr (takes_inserts<F>) {
+                const bool stored = f.insert(k);
+                if (may_be_full<F> && !stored) ++refused;
+                ++done;
+              } else {
+                throw invalid_argument("a '" + std::string(kind_name(F::kind)) +
+                                       "' filter is static: build it again from all the keys (blume build)");
+              }
             } else if constexpr (has_erase<F>) {
               const bool erased = f.erase(k);
               done += erased;
@@ -513,11 +565,21 @@ int run_bench(const bench_options& o) {
     return std::chrono::duration<double, std::nano>(d).count() / static_cast<double>(n);
   };
   for (const filter_kind k : kinds) {
-    any_filter filter = make_filter(k, o.items, o.fpr);
+    auto start = clock::now();
+    any_filter filter = is_static(k) ? build_static_filter(k, [&] {
+                                         std::vector<std::uint64_t> lows(present.size());
+                                         const xxh3_hasher h;
+                                         for (std::size_t i = 0; i < present.size(); ++i) lows[i] = hash_key(h, present[i]).low;
+                                         return lows;
+                                       }())
+                                     : make_filter(k, o.items, o.fpr);
     std::visit(
         [&](auto& f) {
-          auto start = clock::now();
-          f.insert_many(present);
+          using F = std::decay_t<decltype(f)>;
+          if constexpr (takes_inserts<F>) {
+            start = clock::now();
+            f.insert_many(present);
+          }
           const double insert = ns_per(clock::now() - start, present.size());
           std::size_t sink = 0;
           start = clock::now();

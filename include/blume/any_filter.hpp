@@ -1,13 +1,15 @@
 // A filter of any kind blume stores in files, chosen at run time: what tools that take a file of
 // whatever kind (the blume command-line tool) open, build and query. Each alternative is the kind's
 // default instantiation (XXH3 hashing; 4-bit counters for counting, 2-bit cells for stable, split-block
-// buffers for aging); std::visit reaches the typed filter and its verbs.
+// buffers for aging); std::visit reaches the typed filter and its verbs. Static kinds (xor, binary fuse)
+// are built from their whole key set (build_static_filter), the others sized up front (make_filter).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "blume/aging_bloom_filter.hpp"
 #include "blume/blocked_bloom_filter.hpp"
@@ -22,13 +24,15 @@
 #include "blume/quotient_filter.hpp"
 #include "blume/scalable_bloom_filter.hpp"
 #include "blume/stable_bloom_filter.hpp"
+#include "blume/xor_filter.hpp"
 
 namespace blume {
 
 using any_filter =
     std::variant<bloom_filter<>, partitioned_bloom_filter<>, blocked_bloom_filter<>, split_block_bloom_filter<>,
                  counting_bloom_filter<>, cuckoo_filter<>, quotient_filter<>, scalable_bloom_filter<>,
-                 stable_bloom_filter<>, aging_bloom_filter<>>;
+                 stable_bloom_filter<>, aging_bloom_filter<>, xor8_filter<>, xor16_filter<>, fuse8_filter<>,
+                 fuse16_filter<>>;
 
 /// A filter of `kind` for `items` keys at false-positive rate `fpr`, built as each kind's (capacity, rate)
 /// constructor builds it: sized by plan_for, except that a stable filter takes plan_for's cells and k and
@@ -49,8 +53,29 @@ inline any_filter make_filter(filter_kind kind, std::uint64_t items, double fpr)
       return stable_bloom_filter<>::for_rate(plan.bits, plan.hashes, fpr);
     }
     case filter_kind::aging: return aging_bloom_filter<>(items, fpr);
+    case filter_kind::xor8:
+    case filter_kind::xor16:
+    case filter_kind::fuse8:
+    case filter_kind::fuse16:
+      throw invalid_argument("a " + std::string(kind_name(kind)) +
+                             " filter is static: it is built from all its keys at once (build_static_filter)");
   }
   throw invalid_argument("unknown filter kind " + std::to_string(static_cast<int>(kind)));
+}
+
+/// A static kind built from the low halves of its keys' digests (hash_key(xxh3_hasher(), key).low for each
+/// key: what a caller streaming keys can keep, 8 bytes per key), duplicates allowed.
+inline any_filter build_static_filter(filter_kind kind, std::vector<std::uint64_t> digest_lows,
+                                      build_stats* stats = nullptr) {
+  const std::uint64_t seed = xxh3_hasher::default_seed;
+  switch (kind) {
+    case filter_kind::xor8: return xor8_filter<>::build_from_hashes(std::move(digest_lows), seed, stats);
+    case filter_kind::xor16: return xor16_filter<>::build_from_hashes(std::move(digest_lows), seed, stats);
+    case filter_kind::fuse8: return fuse8_filter<>::build_from_hashes(std::move(digest_lows), seed, stats);
+    case filter_kind::fuse16: return fuse16_filter<>::build_from_hashes(std::move(digest_lows), seed, stats);
+    default: break;
+  }
+  throw invalid_argument("'" + std::string(kind_name(kind)) + "' is not a static kind");
 }
 
 namespace detail {

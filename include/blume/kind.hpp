@@ -21,13 +21,23 @@ enum class filter_kind : std::uint16_t {
   scalable = 8,     // a growing chain of Bloom filters with tightening rates (Almeida et al. 2007)
   stable = 9,       // cells that decay at random: a fixed rate on an endless stream (Deng & Rafiei 2006)
   aging = 10,       // two buffers that take turns: "seen among roughly the last w items"
+  xor8 = 11,        // static: 8-bit fingerprints XORed over three slots (Graf & Lemire 2020)
+  xor16 = 12,       // the same with 16-bit fingerprints
+  fuse8 = 13,       // static: binary fuse filter, 8-bit fingerprints (Graf & Lemire 2022)
+  fuse16 = 14,      // the same with 16-bit fingerprints
 };
 
 /// Every kind, in id order.
-inline constexpr std::array<filter_kind, 10> all_kinds = {
-    filter_kind::bloom,  filter_kind::partitioned, filter_kind::blocked,  filter_kind::split_block,
-    filter_kind::counting, filter_kind::cuckoo,    filter_kind::quotient, filter_kind::scalable,
-    filter_kind::stable, filter_kind::aging};
+inline constexpr std::array<filter_kind, 14> all_kinds = {
+    filter_kind::bloom,    filter_kind::partitioned, filter_kind::blocked,  filter_kind::split_block,
+    filter_kind::counting, filter_kind::cuckoo,      filter_kind::quotient, filter_kind::scalable,
+    filter_kind::stable,   filter_kind::aging,       filter_kind::xor8,     filter_kind::xor16,
+    filter_kind::fuse8,    filter_kind::fuse16};
+
+/// Static kinds are built once from the whole key set and take no inserts afterwards.
+constexpr bool is_static(filter_kind k) noexcept {
+  return k == filter_kind::xor8 || k == filter_kind::xor16 || k == filter_kind::fuse8 || k == filter_kind::fuse16;
+}
 
 constexpr std::string_view kind_name(filter_kind k) noexcept {
   switch (k) {
@@ -41,6 +51,10 @@ constexpr std::string_view kind_name(filter_kind k) noexcept {
     case filter_kind::scalable: return "scalable";
     case filter_kind::stable: return "stable";
     case filter_kind::aging: return "aging";
+    case filter_kind::xor8: return "xor8";
+    case filter_kind::xor16: return "xor16";
+    case filter_kind::fuse8: return "fuse8";
+    case filter_kind::fuse16: return "fuse16";
   }
   return "unknown";
 }

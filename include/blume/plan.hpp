@@ -234,8 +234,39 @@ inline double kind_fpr(filter_kind kind, double n, double m, double k) noexcept 
       const double one = split_block_fpr(n / 2, m / 2);
       return 1 - (1 - one) * (1 - one);
     }
+    case filter_kind::xor8:
+    case filter_kind::xor16:
+    case filter_kind::fuse8:
+    case filter_kind::fuse16: return std::ldexp(1.0, -static_cast<int>(k));  // k = f: a random f-bit match
   }
   return 1.0;
+}
+
+/// Slots of an xor filter for n keys (Graf & Lemire 2020): 1.23·n + 32, rounded up to three equal blocks,
+/// below which the 3-hypergraph rarely peels.
+inline std::uint64_t xor_slots(std::uint64_t n) noexcept {
+  std::uint64_t slots = 32 + static_cast<std::uint64_t>(std::ceil(1.23 * static_cast<double>(n)));
+  return slots + (3 - slots % 3) % 3;
+}
+
+/// A binary fuse filter's segments for n keys (Graf & Lemire 2022, arity 3): segment length
+/// L = 2^⌊ln n / ln 3.33 + 2.25⌋ (between 4 and 2^18) and about max(1.125, 0.875 + 0.25·ln 10^6 / ln n)·n
+/// slots, as segment_count + 2 segments (a key's three positions fall in three consecutive segments).
+struct fuse_shape {
+  std::uint64_t segment_length = 4;
+  std::uint64_t segment_count = 1;
+  std::uint64_t slots() const noexcept { return (segment_count + 2) * segment_length; }
+};
+inline fuse_shape fuse_shape_for(std::uint64_t n) noexcept {
+  const double size = static_cast<double>(std::max<std::uint64_t>(n, 2));
+  fuse_shape f;
+  f.segment_length = std::uint64_t{1}
+                     << std::clamp(static_cast<int>(std::floor(std::log(size) / std::log(3.33) + 2.25)), 2, 18);
+  const double factor = std::max(1.125, 0.875 + 0.25 * std::log(1e6) / std::log(size));
+  const auto capacity = static_cast<std::uint64_t>(std::llround(size * factor));
+  const std::uint64_t segments = (capacity + f.segment_length - 1) / f.segment_length;
+  f.segment_count = segments <= 2 ? 1 : segments - 2;
+  return f;
 }
 
 /// Items estimated from the number of set bits X (Swamidass & Baldi 2007): inverting E[X] gives
@@ -263,6 +294,10 @@ inline double estimate_items(filter_kind kind, double set_bits, double m, double
     case filter_kind::scalable: return log_empty / std::log1p(-k / m);  // one partitioned layer
     case filter_kind::stable: return -(m / k) * log_empty;              // X = non-zero cells, before decay
     case filter_kind::aging: return (m / split_block_bits) * 32.0 * (-log_empty);  // both split-block buffers
+    case filter_kind::xor8:  // static filters know their key count exactly; no fill to invert
+    case filter_kind::xor16:
+    case filter_kind::fuse8:
+    case filter_kind::fuse16: return -(m / k) * log_empty;
   }
   return 0.0;
 }
@@ -315,6 +350,10 @@ inline std::uint64_t storage_bytes(filter_kind kind, std::uint64_t bits) noexcep
     case filter_kind::scalable: return (bits + 63) / 64 * 8;  // the first layer
     case filter_kind::stable: return (bits * 2 + 63) / 64 * 8;  // cells of the default 2 bits
     case filter_kind::aging: return bits / 8;
+    case filter_kind::xor8:
+    case filter_kind::xor16:
+    case filter_kind::fuse8:
+    case filter_kind::fuse16: return bits / 8;  // slots of f bits, f a multiple of 8
   }
   return 0;
 }
@@ -362,6 +401,23 @@ inline filter_plan plan_blocked(filter_kind kind, std::uint64_t items, double fp
 /// Quotient filter: s = ⌈items / quotient_plan_load⌉ slots (any count, at least 2), then the fewest remainder
 /// bits r whose rate at load items/s meets the target. When even r = 32 misses it, r stays 32 and s grows
 /// to the fewest slots that meet it (a lower load). The plan's `bits` is the table, s·(r + 3); `hashes` is r.
+/// Static filters: the size follows from n (math::xor_slots, math::fuse_shape_for) and the rate from the
+/// fingerprint width, 2^−f; a target below that rate is refused, naming the kind that would meet it.
+inline filter_plan plan_static(filter_kind kind, std::uint64_t items, double fpr) {
+  const bool wide = kind == filter_kind::xor16 || kind == filter_kind::fuse16;
+  const std::uint32_t f = wide ? 16 : 8;
+  const bool fuse = kind == filter_kind::fuse8 || kind == filter_kind::fuse16;
+  const double rate = std::ldexp(1.0, -static_cast<int>(f));
+  if (fpr < rate)
+    throw invalid_argument("a " + std::string(kind_name(kind)) + " filter's false-positive rate is 2^-" + std::to_string(f) +
+                           " = " + format_number(rate) + ", above the target " + format_number(fpr) +
+                           (wide ? "" : std::string(": use ") + (fuse ? "fuse16" : "xor16")));
+  const double slots = fuse ? static_cast<double>(math::fuse_shape_for(items).slots())
+                            : static_cast<double>(math::xor_slots(items));
+  check_bits(slots * f, items, fpr);
+  return make_plan(kind, items, static_cast<std::uint64_t>(slots) * f, f);
+}
+
 inline filter_plan plan_quotient(std::uint64_t items, double fpr) {
   const double n = static_cast<double>(items);
   const double design_slots = std::max(2.0, std::ceil(n / quotient_plan_load));
@@ -503,6 +559,10 @@ inline filter_plan plan_for(std::uint64_t items, double fpr, filter_kind kind = 
       const filter_plan buffer = plan_for((items + 1) / 2, fpr / 2, filter_kind::split_block);
       return detail::make_plan(kind, items, 2 * buffer.bits, buffer.hashes);
     }
+    case filter_kind::xor8:
+    case filter_kind::xor16:
+    case filter_kind::fuse8:
+    case filter_kind::fuse16: return detail::plan_static(kind, items, fpr);
   }
   throw invalid_argument("plan_for does not support the '" + std::string(kind_name(kind)) + "' kind");
 }
@@ -550,6 +610,17 @@ inline filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits, filter
     case filter_kind::aging: {
       const filter_plan buffer = plan_for_bits((items + 1) / 2, bits / 2, filter_kind::split_block);
       return detail::make_plan(kind, items, 2 * buffer.bits, buffer.hashes);
+    }
+    case filter_kind::xor8:
+    case filter_kind::xor16:
+    case filter_kind::fuse8:
+    case filter_kind::fuse16: {  // the size is fixed by n; the budget either holds it or not
+      const filter_plan p = detail::plan_static(kind, items, 0.5);
+      if (p.bits > bits)
+        throw invalid_argument("a " + std::string(kind_name(kind)) + " filter of " + std::to_string(items) +
+                               " keys needs " + std::to_string(p.bits) + " bits, more than the budget of " +
+                               std::to_string(bits));
+      return p;
     }
   }
   throw invalid_argument("plan_for_bits does not support the '" + std::string(kind_name(kind)) + "' kind");
