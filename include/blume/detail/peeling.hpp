@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "blume/detail/bits.hpp"
+#include "blume/storage.hpp"
 
 namespace blume::detail {
 
@@ -33,8 +34,12 @@ struct peeled {
 /// arrays nearly in order, which matters at 100M keys.
 template <class Positions>
 std::vector<peeled> peel(std::span<const std::uint64_t> hashes, std::uint64_t slots, Positions&& positions) {
-  std::vector<std::uint64_t> xor_hash(slots, 0);
-  std::vector<std::uint8_t> count(slots, 0);  // 4·count + XOR of position indexes
+  // byte_storage: zeroed, and backed by 2 MiB pages when large (a gigabyte at 100M keys: 4 KiB pages would
+  // add a TLB miss to most accesses).
+  byte_storage hash_storage = byte_storage::allocate(slots * sizeof(std::uint64_t));
+  byte_storage count_storage = byte_storage::allocate(slots);
+  auto* xor_hash = reinterpret_cast<std::uint64_t*>(hash_storage.data());
+  auto* count = reinterpret_cast<std::uint8_t*>(count_storage.data());  // 4·count + XOR of position indexes
   for (const std::uint64_t h : hashes) {
     const std::array<std::uint64_t, 3> p = positions(h);
     for (std::uint8_t j = 0; j < 3; ++j) {
@@ -44,14 +49,27 @@ std::vector<peeled> peel(std::span<const std::uint64_t> hashes, std::uint64_t sl
     }
   }
   std::vector<std::uint64_t> queue;
-  queue.reserve(slots / 4);
+  queue.reserve(slots / 2);
   for (std::uint64_t i = 0; i < slots; ++i)
     if ((count[i] >> 2) == 1) queue.push_back(i);
   std::vector<peeled> order;
   order.reserve(hashes.size());
-  while (!queue.empty()) {
-    const std::uint64_t i = queue.back();
-    queue.pop_back();
+  // First in, first out, with the slots of the keys a few places ahead prefetched: each step's reads
+  // then overlap later ones (last in, first out would make every step wait on the one before).
+  constexpr std::size_t ahead = 16;
+  for (std::size_t head = 0; head < queue.size(); ++head) {
+    if (head + 2 * ahead < queue.size()) {
+      const std::uint64_t far = queue[head + 2 * ahead];
+      prefetch_write(xor_hash + far);
+      prefetch_write(count + far);
+    }
+    if (head + ahead < queue.size()) {
+      for (const std::uint64_t x : positions(xor_hash[queue[head + ahead]])) {
+        prefetch_write(xor_hash + x);
+        prefetch_write(count + x);
+      }
+    }
+    const std::uint64_t i = queue[head];
     if ((count[i] >> 2) != 1) continue;  // another removal emptied it meanwhile
     const std::uint64_t h = xor_hash[i];
     const std::uint8_t own = count[i] & 3;
