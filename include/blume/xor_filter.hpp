@@ -147,6 +147,8 @@ class basic_xor_filter {
       basic_xor_filter f(g, attempt_seed, Hasher(seed), hashes.size());
       Fingerprint* b = f.slots();
       for (std::size_t i = order.size(); i-- > 0;) {
+        if (i >= 16)  // the slots of the key 16 steps on, so the random reads overlap
+          for (const std::uint64_t q : g.positions(order[i - 16].hash)) detail::prefetch_write(b + q);
         const auto p = g.positions(order[i].hash);
         Fingerprint v = fingerprint_of(order[i].hash);
         for (const std::uint64_t q : p)

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include "blume/detail/bits.hpp"
@@ -86,17 +87,33 @@ std::vector<peeled> peel(std::span<const std::uint64_t> hashes, std::uint64_t sl
   return order;
 }
 
-/// Sorts 64-bit hashes (LSD radix, 16 bits a pass) and removes duplicates, in place.
+/// Sorts 64-bit hashes and removes duplicates, in place: one radix pass on the top 16 bits spreads them
+/// into 65536 buckets of about n/65536 each (uniform hashes), which are then sorted where they lie in
+/// cache, on two threads when there are many.
 inline void sort_unique(std::vector<std::uint64_t>& v) {
-  std::vector<std::uint64_t> tmp(v.size());
-  for (unsigned shift = 0; shift < 64; shift += 16) {
-    std::vector<std::size_t> start(65537, 0);
-    for (const std::uint64_t x : v) ++start[((x >> shift) & 0xffff) + 1];
-    for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
-    for (const std::uint64_t x : v) tmp[start[(x >> shift) & 0xffff]++] = x;
-    v.swap(tmp);
+  constexpr unsigned bits = 16;
+  std::vector<std::size_t> start((std::size_t{1} << bits) + 1, 0);
+  for (const std::uint64_t x : v) ++start[(x >> (64 - bits)) + 1];
+  for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+  std::vector<std::uint64_t> sorted(v.size());
+  {
+    std::vector<std::size_t> next(start.begin(), start.end() - 1);
+    for (const std::uint64_t x : v) sorted[next[x >> (64 - bits)]++] = x;
   }
-  v.erase(std::unique(v.begin(), v.end()), v.end());
+  const auto sort_buckets = [&](std::size_t from, std::size_t to) {
+    for (std::size_t b = from; b < to; ++b) std::sort(sorted.begin() + static_cast<std::ptrdiff_t>(start[b]),
+                                                       sorted.begin() + static_cast<std::ptrdiff_t>(start[b + 1]));
+  };
+  const std::size_t buckets = std::size_t{1} << bits;
+  if (v.size() >= (std::size_t{1} << 22)) {
+    std::thread half(sort_buckets, buckets / 2, buckets);
+    sort_buckets(0, buckets / 2);
+    half.join();
+  } else {
+    sort_buckets(0, buckets);
+  }
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  v.swap(sorted);
 }
 
 /// A 64-bit hash of a key digest under construction seed `seed` (a new seed for every retry): the
