@@ -1,0 +1,111 @@
+// A filter cascade (Larisch et al., "CRLite", IEEE S&P 2017): exact membership on a finite universe. Given
+// the included set R and the excluded set S (disjoint, together every key that will ever be asked), level
+// 1 is a Bloom filter of R; the keys of S it wrongly admits form the set level 2 holds; the keys of R that
+// level 2 admits form level 3's, and so on until a level admits none of the other set. A key of R ∪ S is
+// then in R exactly when the first level that rejects it is even-numbered (or no level rejects it and
+// the cascade has an odd number of levels). Keys outside R ∪ S get no guarantee.
+//
+// Level 1 is sized at rate |R|·√p / |S| (clamped to [1e-9, p]) and the deeper levels at p = ½, CRLite's
+// choice, which keeps the total near |R|·log2(1/ε)·1.44 bits plus a geometric tail. Each level hashes with
+// its own seed, so a key's false positives at different levels are independent.
+//
+// Thread safety: const calls may run concurrently; nothing changes after construction.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <ranges>
+#include <string>
+#include <vector>
+
+#include "blume/bloom_filter.hpp"
+#include "blume/error.hpp"
+#include "blume/hash.hpp"
+
+namespace blume {
+
+class cascade_filter {
+ public:
+  /// Most levels: the sets shrink by about half a level, so 64 levels cover any set that fits in memory.
+  static constexpr std::size_t max_levels = 64;
+
+  /// The cascade for included keys R and excluded keys S. A key in both is an invalid_argument naming its
+  /// index in S. Duplicates within R or within S are fine.
+  template <std::ranges::input_range Included, std::ranges::input_range Excluded>
+  static cascade_filter build(const Included& included, const Excluded& excluded,
+                              std::uint64_t seed = xxh3_hasher::default_seed) {
+    const xxh3_hasher h(seed);
+    std::vector<digest> r, s;
+    for (auto&& k : included) r.push_back(hash_key(h, k));
+    for (auto&& k : excluded) s.push_back(hash_key(h, k));
+    const auto less = [](const digest& a, const digest& b) { return a.low != b.low ? a.low < b.low : a.high < b.high; };
+    std::vector<digest> sorted_r = r;
+    std::sort(sorted_r.begin(), sorted_r.end(), less);
+    for (std::size_t i = 0; i < s.size(); ++i)
+      if (std::binary_search(sorted_r.begin(), sorted_r.end(), s[i], less))
+        throw invalid_argument("cascade filter: excluded key " + std::to_string(i) + " is also an included key");
+    sorted_r.erase(std::unique(sorted_r.begin(), sorted_r.end()), sorted_r.end());
+    std::sort(s.begin(), s.end(), less);
+    s.erase(std::unique(s.begin(), s.end()), s.end());
+
+    cascade_filter c;
+    c.included_ = sorted_r.size();
+    c.excluded_ = s.size();
+    std::vector<digest> in = std::move(sorted_r), out = std::move(s);
+    constexpr double p = 0.5;
+    for (std::size_t level = 0; !in.empty(); ++level) {
+      if (level == max_levels) throw invalid_argument("cascade filter: more than 64 levels needed");
+      double rate = p;
+      if (level == 0 && !out.empty())
+        rate = std::clamp(static_cast<double>(in.size()) * std::sqrt(p) / static_cast<double>(out.size()), 1e-9, p);
+      bloom_filter<> f(in.size(), rate, seed + level + 1);
+      for (const digest& d : in) f.insert(rehash(d, level));
+      std::vector<digest> admitted;  // keys of the other set this level wrongly admits
+      for (const digest& d : out)
+        if (f.contains(rehash(d, level))) admitted.push_back(d);
+      c.levels_.push_back(std::move(f));
+      out = std::move(in);
+      in = std::move(admitted);
+    }
+    c.seed_ = seed;
+    return c;
+  }
+
+  /// Whether the key is in R, exact for every key of R ∪ S.
+  template <key K>
+  bool contains(const K& k) const noexcept {
+    const digest d = hash_key(xxh3_hasher(seed_), k);
+    for (std::size_t level = 0; level < levels_.size(); ++level)
+      if (!levels_[level].contains(rehash(d, level))) return level % 2 == 1;
+    return levels_.size() % 2 == 1;
+  }
+
+  std::size_t level_count() const noexcept { return levels_.size(); }
+  const bloom_filter<>& level(std::size_t i) const noexcept { return levels_[i]; }
+  std::uint64_t included() const noexcept { return included_; }
+  std::uint64_t excluded() const noexcept { return excluded_; }
+  std::size_t size_in_bytes() const noexcept {
+    std::size_t n = sizeof(*this);
+    for (const auto& l : levels_) n += l.size_in_bytes();
+    return n;
+  }
+  /// Bits of all levels' arrays per included key.
+  double bits_per_included_key() const noexcept {
+    std::uint64_t bits = 0;
+    for (const auto& l : levels_) bits += l.storage().size() * 8;
+    return included_ == 0 ? 0.0 : static_cast<double>(bits) / static_cast<double>(included_);
+  }
+
+ private:
+  /// A level's own view of a key: the digest remixed with the level, so levels' false positives are
+  /// independent even for keys whose digests collide in one level's probes.
+  static digest rehash(const digest& d, std::size_t level) noexcept {
+    return {mix(d.low + 0x9e3779b97f4a7c15ULL * (level + 1)), mix(d.high ^ (0xc2b2ae3d27d4eb4fULL * (level + 1)))};
+  }
+
+  std::vector<bloom_filter<>> levels_;
+  std::uint64_t included_ = 0, excluded_ = 0, seed_ = 0;
+};
+
+}  // namespace blume
