@@ -11,6 +11,7 @@
 #include "blume/cuckoo_filter.hpp"
 #include "blume/error.hpp"
 #include "blume/format.hpp"
+#include "blume/golomb_coded_set.hpp"
 #include "blume/hash.hpp"
 #include "blume/kind.hpp"
 #include "blume/partitioned_bloom_filter.hpp"
