@@ -49,6 +49,8 @@ and batched for our filters), repeats, and prints medians with their ratio to ab
                      key, after the lookups, for every contestant that has one, the hash sets included),
                      reports the measured false-negative rate of stable and aging (misses are possible by
                      design there, so they are not failures), and evaluates the family targets
+  --static           the static-filter run (issue 6): --kinds blocked,split-block,xor8,xor16,fuse8,fuse16 and
+                     every baseline (an explicit --kinds or --baselines wins); evaluates the static targets
   --output PATH      Markdown report (default <source>/docs/benchmarks.md; "none" to skip)
   --append           add this run to the report instead of replacing it
   --cpu N            pin to CPU N with sched_setaffinity (default 1; -1: do not pin)
@@ -69,10 +71,12 @@ struct options {
   int cpu = 1;
   bool quick = false;
   bool family = false;
+  bool static_run = false;
 };
 
-constexpr std::array<std::string_view, 10> kind_words = {
-    "bloom", "partitioned", "blocked", "split-block", "counting", "scalable", "cuckoo", "quotient", "stable", "aging"};
+constexpr std::array<std::string_view, 14> kind_words = {
+    "bloom",  "partitioned", "blocked", "split-block", "counting", "scalable", "cuckoo",
+    "quotient", "stable",    "aging",   "xor8",        "xor16",    "fuse8",    "fuse16"};
 constexpr std::array<std::string_view, 6> family_kind_words = {
     "counting", "scalable", "cuckoo", "quotient", "stable", "aging"};
 
@@ -161,6 +165,8 @@ options parse_options(int argc, char** argv) {
       o.quick = true;
     } else if (arg == "--family") {
       o.family = true;
+    } else if (arg == "--static") {
+      o.static_run = true;
     } else {
       throw std::invalid_argument("unknown option '" + std::string(arg) + "' (see --help)");
     }
@@ -168,6 +174,10 @@ options parse_options(int argc, char** argv) {
   if (o.family) {
     if (!kinds_given)
       o.kinds = {"bloom", "blocked", "split-block", "counting", "scalable", "cuckoo", "quotient", "stable", "aging"};
+    if (!baselines_given) o.baselines = {"unordered_set", "absl", "libbloom"};
+  }
+  if (o.static_run) {
+    if (!kinds_given) o.kinds = {"blocked", "split-block", "xor8", "xor16", "fuse8", "fuse16"};
     if (!baselines_given) o.baselines = {"unordered_set", "absl", "libbloom"};
   }
   if (o.quick) {
@@ -311,6 +321,12 @@ int run(int argc, char** argv) {
   if (family_checks.empty() || any_evaluated(checks)) std::cout << "targets\n" << targets_table(checks).to_text() << "\n";
   if (!family_checks.empty())
     std::cout << "family targets (issue 3)\n" << targets_table(family_checks).to_text() << "\n";
+  const bool static_kinds = std::any_of(o.kinds.begin(), o.kinds.end(), [](const std::string& k) {
+    return k == "xor8" || k == "xor16" || k == "fuse8" || k == "fuse16";
+  });
+  const auto static_checks = static_kinds ? evaluate_static_targets(configs) : std::vector<target_check>{};
+  if (!static_checks.empty())
+    std::cout << "static-filter targets (issue 6)\n" << targets_table(static_checks).to_text() << "\n";
   if (const table kinds = kinds_against_targets_table(configs); !kinds.rows.empty())
     std::cout << kinds.to_text() << "\n";
   std::cout
@@ -320,7 +336,7 @@ int run(int argc, char** argv) {
     const bool standalone = !o.append || !std::filesystem::exists(o.output);
     std::ofstream out(o.output, o.append ? std::ios::app : std::ios::trunc);
     if (!out) throw std::runtime_error("cannot write " + o.output);
-    out << (standalone ? "" : "\n") << markdown_report(env, configs, checks, family_checks, standalone);
+    out << (standalone ? "" : "\n") << markdown_report(env, configs, checks, family_checks, standalone, static_checks);
     std::cout << "report " << (standalone ? "written to " : "appended to ") << o.output << "\n";
   }
 

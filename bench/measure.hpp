@@ -72,6 +72,7 @@ sample measure_once(const workload<Keys>& w, bool with_erase) {
   s.ns_per_key[insert] = ns_per_key(n, [&] {
     c.emplace(n);
     for (std::size_t i = 0; i < n; ++i) c->insert(w.present[i]);
+    if constexpr (requires { c->finish(); }) c->finish();  // a static filter is built from all the keys
   });
   if constexpr (bulk_insert) {
     std::optional<C> built_in_bulk;
@@ -163,6 +164,10 @@ std::vector<contestant_entry<Keys>> all_contestants() {
       {names::quotient, "quotient", true, &measure_once<family_contestant<quotient_kind>, Keys>, true},
       {names::stable, "stable", true, &measure_once<family_contestant<stable_kind>, Keys>, true, true},
       {names::aging, "aging", true, &measure_once<family_contestant<aging_kind>, Keys>, true, true},
+      {names::xor8, "xor8", true, &measure_once<static_contestant<blume::xor8_filter<>>, Keys>},
+      {names::xor16, "xor16", true, &measure_once<static_contestant<blume::xor16_filter<>>, Keys>},
+      {names::fuse8, "fuse8", true, &measure_once<static_contestant<blume::fuse8_filter<>>, Keys>},
+      {names::fuse16, "fuse16", true, &measure_once<static_contestant<blume::fuse16_filter<>>, Keys>},
       {names::unordered_set, "unordered_set", false, &measure_once<std_unordered_set_contestant<key>, Keys>},
       {names::absl_set, "absl", false, &measure_once<absl_flat_hash_set_contestant<key>, Keys>},
       {names::libbloom, "libbloom", false, &measure_once<libbloom_contestant, Keys>},

@@ -548,9 +548,53 @@ run_environment describe_environment(const std::string& command, const std::stri
   return env;
 }
 
+// ---- static-filter targets (issue 6) -----------------------------------------------------------------
+
+std::vector<target_check> evaluate_static_targets(const std::vector<config_result>& configs) {
+  std::vector<target_check> checks;
+  for (const auto& c : configs) {
+    const std::string at =
+        "n = " + format_items(c.items) + (c.key_short_name == "int" ? ", 64-bit keys: " : ", e-mail-like keys: ");
+    for (const auto& [name, limit] : {std::pair{names::fuse8, 9.1}, std::pair{names::xor8, 9.9}}) {
+      const std::string t = at + std::string(name) + " ≤ " + printf_string("%.1f", limit) + " bits/key";
+      if (const auto* r = c.find(name); r == nullptr) {
+        checks.push_back(not_run(t, "needs it in --kinds"));
+      } else {
+        checks.push_back({t, printf_string("%.2f bits/key, FPR ", r->bits_per_key) + format_percent(r->measured_fpr),
+                          r->bits_per_key <= limit});
+      }
+    }
+    const auto* fuse = c.find(names::fuse8);
+    for (const auto& [m, how] : {std::pair{negative, "one-by-one contains()"}, std::pair{negative_batched, "batched count_contained()"}}) {
+      const std::string t = at + "fuse8_filter<> negative lookups ≤ 1.3× our fastest blocked filter's, " + how;
+      const contestant_result* fast = fastest_blocked(c, m);
+      if (fuse == nullptr || fast == nullptr) {
+        checks.push_back(not_run(t, "needs fuse8 and blocked or split-block in --kinds"));
+        continue;
+      }
+      const double ratio = fuse->ns[m].median / fast->ns[m].median;
+      checks.push_back({t,
+                        format_ratio(ratio) + " (" + format_ns(fuse->ns[m].median) + " vs " + format_ns(fast->ns[m].median) +
+                            " ns/key, " + fast->name + ")",
+                        ratio <= 1.3});
+    }
+    if (c.items >= 100'000'000) {
+      for (std::string_view name : {names::xor8, names::xor16, names::fuse8, names::fuse16}) {
+        const std::string t = at + std::string(name) + " build ≤ 100 ns/key";
+        if (const auto* r = c.find(name); r == nullptr) {
+          checks.push_back(not_run(t, "needs it in --kinds"));
+        } else {
+          checks.push_back({t, format_ns(r->ns[insert].median) + " ns/key", r->ns[insert].median <= 100});
+        }
+      }
+    }
+  }
+  return checks;
+}
+
 std::string markdown_report(const run_environment& env, const std::vector<config_result>& configs,
                             const std::vector<target_check>& checks, const std::vector<target_check>& family_checks,
-                            bool standalone) {
+                            bool standalone, const std::vector<target_check>& static_checks) {
   std::ostringstream md;
   if (standalone) {
     md << "# blume benchmarks\n\n"
@@ -631,6 +675,13 @@ std::string markdown_report(const run_environment& env, const std::vector<config
           "by adding log2(FPR_quotient / FPR_cuckoo), and that figure is compared with the cuckoo filter's "
           "bits/key.\n\n"
        << targets_table(family_checks).to_markdown() << "\n";
+  }
+  if (!static_checks.empty()) {
+    md << "### Static-filter targets (issue 6)\n\n"
+       << "Evaluated from the medians above. A static filter's *insert* column is its whole construction: "
+          "collecting each key's digest half, then building from all of them. \"Fastest blocked filter\" as "
+          "for the family targets.\n\n"
+       << targets_table(static_checks).to_markdown() << "\n";
   }
   if (const table kinds = kinds_against_targets_table(configs); !kinds.rows.empty())
     md << "Every kind against the same thresholds (speed-ups: the baseline's negative lookup loop ÷ the kind's "

@@ -59,6 +59,8 @@ table kinds_against_targets_table(const std::vector<config_result>& configs);
 /// `family_checks` is empty unless the run had family kinds in it.
 std::string markdown_report(const run_environment& env, const std::vector<config_result>& configs,
                             const std::vector<target_check>& checks, const std::vector<target_check>& family_checks,
-                            bool standalone);
+                            bool standalone, const std::vector<target_check>& static_checks = {});
+/// The issue-6 targets for the static filters (xor, binary fuse), per configuration run.
+std::vector<target_check> evaluate_static_targets(const std::vector<config_result>& configs);
 
 }  // namespace blume::bench

@@ -105,6 +105,10 @@ inline constexpr std::string_view cuckoo = "cuckoo_filter<>";
 inline constexpr std::string_view quotient = "quotient_filter<>";
 inline constexpr std::string_view stable = "stable_bloom_filter<>";
 inline constexpr std::string_view aging = "aging_bloom_filter<>";
+inline constexpr std::string_view xor8 = "xor8_filter<>";
+inline constexpr std::string_view xor16 = "xor16_filter<>";
+inline constexpr std::string_view fuse8 = "fuse8_filter<>";
+inline constexpr std::string_view fuse16 = "fuse16_filter<>";
 }  // namespace names
 
 }  // namespace blume::bench
