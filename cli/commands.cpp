@@ -250,7 +250,7 @@ any_filter build_static(const build_options& o, filter_kind kind, key_source& so
     bar.update(lows.size(), bytes);
   });
   keys = lows.size();
-  return build_static_filter(kind, std::move(lows));
+  return build_static_filter(kind, std::move(lows), o.fpr);
 }
 
 }  // namespace
@@ -502,7 +502,12 @@ int run_combine(const std::vector<std::string>& inputs, const std::string& outpu
           using F = std::decay_t<decltype(f)>;
           const F& g = std::get<F>(other);
           if (how == combine::merge) {
-            f.merge(g);
+            if constexpr (requires { f.merge(g); }) {
+              f.merge(g);
+            } else {
+              throw incompatible_filters("a '" + std::string(kind_name(F::kind)) +
+                                         "' filter is static: build one from the union of the key sets instead");
+            }
           } else if constexpr (requires { f.intersect(g); }) {
             f.intersect(g);
           } else {
@@ -571,7 +576,7 @@ int run_bench(const bench_options& o) {
                                          const xxh3_hasher h;
                                          for (std::size_t i = 0; i < present.size(); ++i) lows[i] = hash_key(h, present[i]).low;
                                          return lows;
-                                       }())
+                                       }(), o.fpr)
                                      : make_filter(k, o.items, o.fpr);
     std::visit(
         [&](auto& f) {

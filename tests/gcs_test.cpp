@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "blume/format.hpp"
 #include "blume/golomb_coded_set.hpp"
 #include "test_support.hpp"
 
@@ -52,6 +53,49 @@ TEST(GolombCodedSet, BadParametersAreRefused) {
   EXPECT_THROW(gcs::build(keys, 0), blume::invalid_argument);
   EXPECT_THROW(gcs::build(keys, 33), blume::invalid_argument);
   EXPECT_THROW(gcs::build(keys, 8, 1, 0), blume::invalid_argument);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(GolombCodedSetFormat, RoundTripsAndRefusesDamage) {
+  const auto keys = blume_test::present_keys(30'000);
+  const gcs s = gcs::build(keys, 8, 11, 256);
+  const auto bytes = blume::to_bytes(s);
+  const gcs back = blume::from_bytes<gcs>(bytes);
+  EXPECT_TRUE(back == s);
+  EXPECT_EQ(back.count_contained(keys), keys.size());
+  for (std::size_t cut = 0; cut < bytes.size(); cut += 211)
+    EXPECT_THROW(blume::from_bytes<gcs>(std::span(bytes).first(cut)), blume::format_error) << cut;
+  for (std::size_t at = 0; at < blume::header_size; ++at) {
+    auto bad = bytes;
+    bad[at] ^= std::byte{0x04};
+    EXPECT_THROW(blume::from_bytes<gcs>(bad), blume::format_error) << at;
+  }
+  const gcs empty = gcs::build(std::vector<std::uint64_t>{}, 8);
+  EXPECT_FALSE(blume::from_bytes<gcs>(blume::to_bytes(empty)).contains(std::uint64_t{1}));
+}
+
+TEST(GolombCodedSetFormat, ForgedOffsetsNeverReadOutsideTheStream) {
+  // A header and payload that agree with each other and their checksums, but whose bucket offsets were
+  // tampered with before the checksum was computed: refused, or answered without reading out of bounds.
+  const gcs s = gcs::build(blume_test::present_keys(5'000), 6, 3, 64);
+  auto bytes = blume::to_bytes(s);
+  blume::file_header h = blume::decode_header(bytes);
+  const std::size_t offsets_at = blume::header_size + h.bits / 8;
+  for (std::size_t i = 0; i < 40; ++i) {
+    auto bad = bytes;
+    bad[offsets_at + i * 4 + 1] ^= std::byte{0x7f};
+    h.payload_checksum = XXH64(bad.data() + blume::header_size, bad.size() - blume::header_size, 0);
+    const auto header = blume::encode_header(h);
+    std::copy(header.begin(), header.end(), bad.begin());
+    try {
+      const gcs forged = blume::from_bytes<gcs>(bad);
+      forged.count_contained(blume_test::absent_keys(2'000));
+    } catch (const blume::format_error&) {
+    }
+  }
 }
 
 }  // namespace

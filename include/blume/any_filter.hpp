@@ -18,6 +18,7 @@
 #include "blume/cuckoo_filter.hpp"
 #include "blume/error.hpp"
 #include "blume/format.hpp"
+#include "blume/golomb_coded_set.hpp"
 #include "blume/kind.hpp"
 #include "blume/partitioned_bloom_filter.hpp"
 #include "blume/plan.hpp"
@@ -32,7 +33,7 @@ using any_filter =
     std::variant<bloom_filter<>, partitioned_bloom_filter<>, blocked_bloom_filter<>, split_block_bloom_filter<>,
                  counting_bloom_filter<>, cuckoo_filter<>, quotient_filter<>, scalable_bloom_filter<>,
                  stable_bloom_filter<>, aging_bloom_filter<>, xor8_filter<>, xor16_filter<>, fuse8_filter<>,
-                 fuse16_filter<>>;
+                 fuse16_filter<>, golomb_coded_set<>>;
 
 /// A filter of `kind` for `items` keys at false-positive rate `fpr`, built as each kind's (capacity, rate)
 /// constructor builds it: sized by plan_for, except that a stable filter takes plan_for's cells and k and
@@ -57,6 +58,7 @@ inline any_filter make_filter(filter_kind kind, std::uint64_t items, double fpr)
     case filter_kind::xor16:
     case filter_kind::fuse8:
     case filter_kind::fuse16:
+    case filter_kind::gcs:
       throw invalid_argument("a " + std::string(kind_name(kind)) +
                              " filter is static: it is built from all its keys at once (build_static_filter)");
   }
@@ -64,8 +66,9 @@ inline any_filter make_filter(filter_kind kind, std::uint64_t items, double fpr)
 }
 
 /// A static kind built from the low halves of its keys' digests (hash_key(xxh3_hasher(), key).low for each
-/// key: what a caller streaming keys can keep, 8 bytes per key), duplicates allowed.
-inline any_filter build_static_filter(filter_kind kind, std::vector<std::uint64_t> digest_lows,
+/// key: what a caller streaming keys can keep, 8 bytes per key), duplicates allowed. `fpr` matters only
+/// for the Golomb-coded set, whose rate is the largest 2^−P at or below it.
+inline any_filter build_static_filter(filter_kind kind, std::vector<std::uint64_t> digest_lows, double fpr = 0.01,
                                       build_stats* stats = nullptr) {
   const std::uint64_t seed = xxh3_hasher::default_seed;
   switch (kind) {
@@ -73,6 +76,10 @@ inline any_filter build_static_filter(filter_kind kind, std::vector<std::uint64_
     case filter_kind::xor16: return xor16_filter<>::build_from_hashes(std::move(digest_lows), seed, stats);
     case filter_kind::fuse8: return fuse8_filter<>::build_from_hashes(std::move(digest_lows), seed, stats);
     case filter_kind::fuse16: return fuse16_filter<>::build_from_hashes(std::move(digest_lows), seed, stats);
+    case filter_kind::gcs: {
+      const std::uint32_t p = plan_for(std::max<std::size_t>(digest_lows.size(), 1), fpr, kind).hashes;
+      return golomb_coded_set<>::build_from_hashes(std::move(digest_lows), p, seed);
+    }
     default: break;
   }
   throw invalid_argument("'" + std::string(kind_name(kind)) + "' is not a static kind");

@@ -26,6 +26,10 @@
 #include "blume/detail/peeling.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
+#include "blume/kind.hpp"
+#include "blume/parameters.hpp"
+#include "blume/plan.hpp"
+#include "blume/storage.hpp"
 
 namespace blume {
 
@@ -33,6 +37,7 @@ template <hasher Hasher = xxh3_hasher>
 class golomb_coded_set {
  public:
   using hasher_type = Hasher;
+  static constexpr filter_kind kind = filter_kind::gcs;
   static constexpr std::uint32_t default_bucket_keys = 2048;
   static constexpr std::uint64_t superblock_buckets = 65536;
 
@@ -40,17 +45,85 @@ class golomb_coded_set {
   template <std::ranges::input_range R>
   static golomb_coded_set build(const R& keys, std::uint32_t fpr_bits, std::uint64_t seed = Hasher::default_seed,
                                 std::uint32_t bucket_keys = default_bucket_keys) {
-    if (fpr_bits == 0 || fpr_bits > 32)
-      throw invalid_argument("Golomb-coded set: rate bits must be in [1, 32], got " + std::to_string(fpr_bits));
-    if (bucket_keys == 0) throw invalid_argument("Golomb-coded set: bucket size must be at least 1 key");
     const Hasher hasher(seed);
     std::vector<std::uint64_t> lows;
+    if constexpr (std::ranges::sized_range<R>) lows.reserve(std::ranges::size(keys));
     for (auto&& k : keys) lows.push_back(hash_key(hasher, k).low);
+    return build_from_hashes(std::move(lows), fpr_bits, seed, bucket_keys);
+  }
+  /// From the low halves of the keys' digests (what build() computes), consumed.
+  static golomb_coded_set build_from_hashes(std::vector<std::uint64_t> lows, std::uint32_t fpr_bits,
+                                            std::uint64_t seed = Hasher::default_seed,
+                                            std::uint32_t bucket_keys = default_bucket_keys) {
+    check(fpr_bits, bucket_keys);
     golomb_coded_set s(Hasher(seed), fpr_bits, lows.size(), bucket_keys);
     if (lows.empty()) return s;
     for (std::uint64_t& x : lows) x = s.value_of(x);
     detail::sort_unique(lows);
     s.encode(lows);
+    return s;
+  }
+
+  // ---- serialization hooks (format.hpp) --------------------------------------------------------------
+  // bits = the coded stream's words × 64, hashes = P, layout = keys per bucket; extra = {n (keys given),
+  // values stored, 0, 0, 0, 0}; inserted = n. Payload: the stream (u64 words, the last one zero), the
+  // buckets' 32-bit offsets (buckets + 1 of them), the superblocks' 64-bit bases.
+
+  filter_parameters parameters() const noexcept {
+    filter_parameters p;
+    p.bits = bits_.size() * 64;
+    p.hashes = fpr_bits_;
+    p.layout = bucket_keys_;
+    p.extra = {items_, stored_, 0, 0, 0, 0};
+    return p;
+  }
+  template <class Fn>
+  void for_each_payload_segment(Fn&& fn) const {
+    fn(std::as_bytes(std::span<const std::uint64_t>(bits_)));
+    fn(std::as_bytes(std::span<const std::uint32_t>(offsets_)));
+    fn(std::as_bytes(std::span<const std::uint64_t>(bases_)));
+  }
+  static std::uint64_t payload_size(const filter_parameters& p) {
+    const golomb_coded_set shape = shape_of(p);
+    return p.bits / 8 + shape.offset_count() * 4 + shape.base_count() * 8;
+  }
+  /// Adopts a payload after checking that every offset lies inside the stream and that they never go
+  /// back, so no lookup can read outside it; other damage only gives wrong answers, which the payload
+  /// checksum catches.
+  static golomb_coded_set from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
+                                       byte_storage payload) {
+    golomb_coded_set s = [&] {
+      try {
+        return shape_of(p, seed);
+      } catch (const invalid_argument& e) {
+        throw format_error(std::string("invalid parameters: ") + e.what());
+      }
+    }();
+    if (inserted != s.items_) throw format_error("the header's item count does not match the parameters");
+    const std::uint64_t words = p.bits / 64;
+    if (payload.size() != words * 8 + s.offset_count() * 4 + s.base_count() * 8)
+      throw format_error("payload size does not match the parameters");
+    const std::byte* at = payload.data();
+    s.bits_.resize(words);
+    std::memcpy(s.bits_.data(), at, words * 8);
+    at += words * 8;
+    s.offsets_.resize(s.offset_count());
+    std::memcpy(s.offsets_.data(), at, s.offsets_.size() * 4);
+    at += s.offsets_.size() * 4;
+    s.bases_.resize(s.base_count());
+    std::memcpy(s.bases_.data(), at, s.bases_.size() * 8);
+    if (s.items_ != 0) {
+      if (words == 0 || s.bits_.back() != 0) throw format_error("the coded stream lacks its zero end word");
+      std::uint64_t previous = 0;
+      for (std::uint64_t b = 0; b < s.offsets_.size(); ++b) {
+        const std::uint64_t offset = s.bucket_offset(b);
+        if (offset < previous || offset > (words - 1) * 64) throw format_error("bucket " + std::to_string(b) + "'s offset is out of order");
+        previous = offset;
+      }
+    } else if (words != 0 || !s.offsets_.empty()) {
+      throw format_error("an empty set has no stream");
+    }
+    s.stored_ = p.extra[1];
     return s;
   }
 
@@ -63,7 +136,9 @@ class golomb_coded_set {
     const std::uint64_t end = bucket_offset(bucket + 1);
     std::uint64_t value = bucket * bucket_range_ - 1;  // the gap before the first value is value − start
     while (pos < end) {
-      value += decode(pos) + 1;
+      std::uint64_t gap = 0;
+      if (!decode(pos, end, gap)) return false;  // a damaged stream: never read past the bucket
+      value += gap + 1;
       if (value >= v) return value == v;
     }
     return false;
@@ -91,10 +166,36 @@ class golomb_coded_set {
                               static_cast<double>(stored_);
   }
   std::uint64_t golomb_parameter() const noexcept { return m_; }
+  std::uint64_t seed() const noexcept { return hasher_.seed(); }
+
+  friend bool operator==(const golomb_coded_set& a, const golomb_coded_set& b) noexcept {
+    return a.items_ == b.items_ && a.fpr_bits_ == b.fpr_bits_ && a.bucket_keys_ == b.bucket_keys_ && a.seed() == b.seed() &&
+           a.bits_ == b.bits_ && a.offsets_ == b.offsets_ && a.bases_ == b.bases_;
+  }
 
  private:
+  static void check(std::uint32_t fpr_bits, std::uint32_t bucket_keys) {
+    if (fpr_bits == 0 || fpr_bits > 32)
+      throw invalid_argument("Golomb-coded set: rate bits must be in [1, 32], got " + std::to_string(fpr_bits));
+    if (bucket_keys == 0 || bucket_keys > (1u << 20))
+      throw invalid_argument("Golomb-coded set: keys per bucket must be in [1, 2^20], got " + std::to_string(bucket_keys));
+  }
+  /// The set a header describes, without its stream (which is checked against it afterwards).
+  static golomb_coded_set shape_of(const filter_parameters& p, std::uint64_t seed = Hasher::default_seed) {
+    check(p.hashes, p.layout);
+    for (std::size_t i = 2; i < p.extra.size(); ++i)
+      if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
+    if (p.bits % 64 != 0 || p.bits > max_filter_bits) throw invalid_argument("stream bits must be whole words within 2^40");
+    if (p.extra[1] > p.extra[0]) throw invalid_argument("more values stored than keys given");
+    golomb_coded_set s(Hasher(seed), p.hashes, p.extra[0], p.layout);
+    if (s.buckets_ > max_filter_bits / 32) throw invalid_argument("too many buckets");
+    return s;
+  }
+  std::uint64_t offset_count() const noexcept { return items_ == 0 ? 0 : buckets_ + 1; }
+  std::uint64_t base_count() const noexcept { return items_ == 0 ? 0 : buckets_ / superblock_buckets + 2; }
+
   golomb_coded_set(const Hasher& h, std::uint32_t fpr_bits, std::uint64_t items, std::uint32_t bucket_keys)
-      : hasher_(h), fpr_bits_(fpr_bits), items_(items) {
+      : hasher_(h), fpr_bits_(fpr_bits), bucket_keys_(bucket_keys), items_(items) {
     if (items == 0) return;
     if (items > (std::uint64_t{1} << (63 - fpr_bits)))
       throw invalid_argument("Golomb-coded set: " + std::to_string(items) + " keys at 2^-" + std::to_string(fpr_bits) +
@@ -160,10 +261,11 @@ class golomb_coded_set {
     if (shift != 0 && word + 1 < bits_.size()) v |= bits_[word + 1] << (64 - shift);
     return v & ((std::uint64_t{1} << n) - 1);
   }
-  /// Decodes one gap at `at`, advancing it.
-  std::uint64_t decode(std::uint64_t& at) const noexcept {
+  /// Decodes one gap at `at` into `gap`, advancing `at`; false if the code would run past `end`.
+  bool decode(std::uint64_t& at, std::uint64_t end, std::uint64_t& gap) const noexcept {
     std::uint64_t q = 0;
     for (;;) {  // count the ones up to the next zero, a word at a time
+      if (at >= end) return false;
       const std::uint64_t chunk = ~read(at, 57);
       const unsigned ones = static_cast<unsigned>(std::countr_zero(chunk));
       if (ones < 57) {
@@ -174,17 +276,24 @@ class golomb_coded_set {
       q += 57;
       at += 57;
     }
-    if (b_ == 0) return q;
+    if (b_ == 0) {
+      gap = q;
+      return at <= end;
+    }
     const std::uint64_t x = read(at, b_ - 1);
     at += b_ - 1;
-    if (x < u_) return q * m_ + x;
-    const std::uint64_t r = ((x << 1) | read(at, 1)) - u_;
+    if (x < u_) {
+      gap = q * m_ + x;
+      return at <= end;
+    }
+    gap = q * m_ + ((x << 1) | read(at, 1)) - u_;
     ++at;
-    return q * m_ + r;
+    return at <= end;
   }
 
   Hasher hasher_;
   std::uint32_t fpr_bits_ = 0;
+  std::uint32_t bucket_keys_ = default_bucket_keys;
   std::uint64_t items_ = 0, stored_ = 0, range_ = 1, m_ = 1, u_ = 0, bucket_range_ = 1, buckets_ = 0;
   std::uint32_t b_ = 0;
   std::vector<std::uint64_t> bits_;

@@ -25,18 +25,20 @@ enum class filter_kind : std::uint16_t {
   xor16 = 12,       // the same with 16-bit fingerprints
   fuse8 = 13,       // static: binary fuse filter, 8-bit fingerprints (Graf & Lemire 2022)
   fuse16 = 14,      // the same with 16-bit fingerprints
+  gcs = 15,         // static: Golomb-coded sorted hashes (Putze, Sanders & Singler 2007)
 };
 
 /// Every kind, in id order.
-inline constexpr std::array<filter_kind, 14> all_kinds = {
+inline constexpr std::array<filter_kind, 15> all_kinds = {
     filter_kind::bloom,    filter_kind::partitioned, filter_kind::blocked,  filter_kind::split_block,
     filter_kind::counting, filter_kind::cuckoo,      filter_kind::quotient, filter_kind::scalable,
     filter_kind::stable,   filter_kind::aging,       filter_kind::xor8,     filter_kind::xor16,
-    filter_kind::fuse8,    filter_kind::fuse16};
+    filter_kind::fuse8,    filter_kind::fuse16,      filter_kind::gcs};
 
 /// Static kinds are built once from the whole key set and take no inserts afterwards.
 constexpr bool is_static(filter_kind k) noexcept {
-  return k == filter_kind::xor8 || k == filter_kind::xor16 || k == filter_kind::fuse8 || k == filter_kind::fuse16;
+  return k == filter_kind::xor8 || k == filter_kind::xor16 || k == filter_kind::fuse8 || k == filter_kind::fuse16 ||
+         k == filter_kind::gcs;
 }
 
 constexpr std::string_view kind_name(filter_kind k) noexcept {
@@ -55,6 +57,7 @@ constexpr std::string_view kind_name(filter_kind k) noexcept {
     case filter_kind::xor16: return "xor16";
     case filter_kind::fuse8: return "fuse8";
     case filter_kind::fuse16: return "fuse16";
+    case filter_kind::gcs: return "gcs";
   }
   return "unknown";
 }

@@ -42,6 +42,8 @@ inline constexpr double cuckoo_design_load = 0.95;
 /// lookups walk clusters ~1/(1 − α)² long: measured at 1M keys, 0.94 costs 2× the lookup time of 0.90,
 /// and 0.95 would leave a filter at its planned capacity refusing inserts.
 inline constexpr std::uint32_t quotient_metadata_bits = 3;
+/// Bits per key a Golomb-coded set takes beyond P: log2(e) ≈ 1.44 for the code and its index.
+inline constexpr double gcs_overhead_bits = 1.5;
 inline constexpr std::uint32_t quotient_max_remainder_bits = 32;
 inline constexpr double quotient_max_load = 0.95;
 inline constexpr double quotient_plan_load = 0.90;
@@ -238,6 +240,7 @@ inline double kind_fpr(filter_kind kind, double n, double m, double k) noexcept 
     case filter_kind::xor16:
     case filter_kind::fuse8:
     case filter_kind::fuse16: return std::ldexp(1.0, -static_cast<int>(k));  // k = f: a random f-bit match
+    case filter_kind::gcs: return std::ldexp(1.0, -static_cast<int>(k));     // k = P: n values in n·2^P
   }
   return 1.0;
 }
@@ -297,7 +300,8 @@ inline double estimate_items(filter_kind kind, double set_bits, double m, double
     case filter_kind::xor8:  // static filters know their key count exactly; no fill to invert
     case filter_kind::xor16:
     case filter_kind::fuse8:
-    case filter_kind::fuse16: return -(m / k) * log_empty;
+    case filter_kind::fuse16:
+    case filter_kind::gcs: return -(m / k) * log_empty;
   }
   return 0.0;
 }
@@ -354,6 +358,7 @@ inline std::uint64_t storage_bytes(filter_kind kind, std::uint64_t bits) noexcep
     case filter_kind::xor16:
     case filter_kind::fuse8:
     case filter_kind::fuse16: return bits / 8;  // slots of f bits, f a multiple of 8
+    case filter_kind::gcs: return (bits + 63) / 64 * 8;
   }
   return 0;
 }
@@ -416,6 +421,15 @@ inline filter_plan plan_static(filter_kind kind, std::uint64_t items, double fpr
                             : static_cast<double>(math::xor_slots(items));
   check_bits(slots * f, items, fpr);
   return make_plan(kind, items, static_cast<std::uint64_t>(slots) * f, f);
+}
+
+/// A Golomb-coded set at rate 2^−P: about P + 1.5 bits per key (the gaps' Golomb code, about
+/// log2(e·2^P), plus its bucket index), rounded up to whole words.
+inline filter_plan plan_gcs(std::uint64_t items, int p) {
+  const double bits = static_cast<double>(items) * (p + gcs_overhead_bits);
+  check_bits(bits, items, std::ldexp(1.0, -p));
+  return make_plan(filter_kind::gcs, items, (static_cast<std::uint64_t>(std::ceil(bits)) + 63) / 64 * 64,
+                   static_cast<std::uint32_t>(p));
 }
 
 inline filter_plan plan_quotient(std::uint64_t items, double fpr) {
@@ -563,6 +577,7 @@ inline filter_plan plan_for(std::uint64_t items, double fpr, filter_kind kind = 
     case filter_kind::xor16:
     case filter_kind::fuse8:
     case filter_kind::fuse16: return detail::plan_static(kind, items, fpr);
+    case filter_kind::gcs: return detail::plan_gcs(items, std::clamp(static_cast<int>(std::ceil(-std::log2(fpr))), 1, 32));
   }
   throw invalid_argument("plan_for does not support the '" + std::string(kind_name(kind)) + "' kind");
 }
@@ -621,6 +636,13 @@ inline filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits, filter
                                " keys needs " + std::to_string(p.bits) + " bits, more than the budget of " +
                                std::to_string(bits));
       return p;
+    }
+    case filter_kind::gcs: {  // the largest P whose expected size fits
+      int p = static_cast<int>(std::floor(static_cast<double>(bits) / n - gcs_overhead_bits));
+      if (p < 1)
+        throw invalid_argument("a Golomb-coded set of " + std::to_string(items) + " keys needs more than " +
+                               std::to_string(bits) + " bits");
+      return detail::plan_gcs(items, std::min(p, 32));
     }
   }
   throw invalid_argument("plan_for_bits does not support the '" + std::string(kind_name(kind)) + "' kind");
