@@ -100,7 +100,7 @@ class BuildQueryInfo(Tool):
 
     def test_json_is_valid_for_every_kind(self):
         for kind in ("bloom", "partitioned", "blocked", "split-block", "counting", "cuckoo", "quotient", "scalable",
-                     "stable", "aging"):
+                     "stable", "aging", "xor8", "xor16", "fuse8", "fuse16", "gcs"):
             f = self.build(f"{kind}.blume", "--kind", kind, items="30k")
             tool = subprocess.run(["/usr/bin/python3", "-m", "json.tool"], input=run("info", "--json", f).stdout,
                                   capture_output=True)
@@ -117,6 +117,14 @@ class BuildQueryInfo(Tool):
         self.assertEqual(read(a), read(b))
         c = self.build("c.blume", "--threads", "1")
         self.assertEqual(read(a), read(c))
+
+    def test_static_kinds_build_from_all_keys_and_refuse_inserts(self):
+        f = self.build("fuse.blume", "--kind", "fuse8")
+        self.assertEqual(run("query", "-q", f, *KEYS[::97]).returncode, 0)
+        self.assertEqual(json.loads(run("info", "--json", f).stdout)["inserted"], len(KEYS))
+        self.assertFails(("add", f, "late@example.com"), "static")
+        self.assertFails(("build", "--kind", "fuse8", "--fpr", "0.1%", "--items", "10", "--input", self.keys,
+                          "--output", self.path("x.blume")), "fuse16")
 
     def test_nul_delimited_keys_and_duplicates(self):
         nul = self.path("keys.nul")
