@@ -1,12 +1,18 @@
 // The Bloomier filter (a static key → value map) and the filter cascade (exact on a finite universe).
 #include <gtest/gtest.h>
 
+#include <xxhash.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <vector>
 
 #include "blume/bloomier_filter.hpp"
 #include "blume/cascade_filter.hpp"
+#include "blume/format.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -15,6 +21,30 @@ using blume_test::absent_keys;
 using blume_test::mentions;
 using blume_test::message_of;
 using blume_test::present_keys;
+
+/// A forger's edit: change the header and payload, then make both checksums agree again, so only the
+/// readers' validation of the parameters stands between the bytes and the filter.
+void forge(std::vector<std::byte>& bytes, const std::function<void(blume::file_header&, std::byte*)>& edit) {
+  blume::file_header h = blume::decode_header(bytes);
+  edit(h, bytes.data() + blume::header_size);
+  h.payload_checksum = XXH64(bytes.data() + blume::header_size, bytes.size() - blume::header_size, 0);
+  const auto header = blume::encode_header(h);
+  std::copy(header.begin(), header.end(), bytes.begin());
+}
+
+std::uint64_t u64_at(const std::byte* p) {
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+void put_u64(std::byte* p, std::uint64_t v) { std::memcpy(p, &v, 8); }
+
+blume::bloomier_filter<> small_map(std::uint64_t count, std::uint32_t bits) {
+  const auto keys = present_keys(count);
+  std::vector<std::uint64_t> values(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) values[i] = (i * 2654435761u) & ((std::uint64_t{1} << bits) - 1);
+  return blume::bloomier_filter<>::build(keys, values, bits);
+}
 
 TEST(BloomierFilter, EveryStoredKeyGetsItsValue) {
   for (std::uint32_t bits : {1u, 7u, 16u, 32u}) {
@@ -69,6 +99,9 @@ TEST(BloomierFilter, ValuesWiderThanDeclaredAreRefusedNamingTheKeysIndex) {
 TEST(BloomierFilter, AnEmptyMapFindsNothing) {
   const auto map = blume::bloomier_filter<>::build(std::vector<std::uint64_t>{}, std::vector<std::uint64_t>{}, 8);
   EXPECT_FALSE(map.find(std::uint64_t{1}).has_value());
+  const auto back = blume::from_bytes<blume::bloomier_filter<>>(blume::to_bytes(map));
+  EXPECT_TRUE(back == map);
+  EXPECT_FALSE(back.find(std::uint64_t{1}).has_value());
 }
 
 TEST(CascadeFilter, IsExactOnTheWholeUniverse) {
@@ -115,6 +148,99 @@ TEST(CascadeFilter, DuplicatesWithinASetAreFine) {
   const auto c = blume::cascade_filter::build(r, s);
   EXPECT_TRUE(c.contains(std::uint64_t{1}) && c.contains(std::uint64_t{2}));
   EXPECT_FALSE(c.contains(std::uint64_t{5}) || c.contains(std::uint64_t{6}));
+}
+
+// ---- files ----------------------------------------------------------------------------------------------
+
+TEST(BloomierFilter, FileRoundTripsAndMappingKeepEveryValue) {
+  const auto keys = present_keys(30'000);
+  const auto map = small_map(30'000, 11);
+  const auto bytes = blume::to_bytes(map);
+  const auto back = blume::from_bytes<blume::bloomier_filter<>>(bytes);
+  EXPECT_TRUE(back == map);
+  const blume_test::temp_dir dir;
+  blume::save(map, dir / "m.blume");
+  const auto mapped = blume::map_file<blume::bloomier_filter<>>(dir / "m.blume");
+  for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(mapped.find(keys[i]), map.find(keys[i])) << i;
+  EXPECT_EQ(blume::decode_header(bytes).kind, blume::filter_kind::bloomier);
+  EXPECT_THROW(blume::from_bytes<blume::cascade_filter>(bytes), blume::format_error);  // a map is not a cascade
+}
+
+TEST(BloomierFilter, TruncatedCorruptAndForgedFilesAreRejected) {
+  const auto bytes = blume::to_bytes(small_map(3000, 8));
+  for (std::size_t cut = 0; cut < bytes.size(); cut += 61)
+    EXPECT_THROW(blume::from_bytes<blume::bloomier_filter<>>(std::span(bytes).first(cut)), blume::format_error) << cut;
+  auto flipped = bytes;
+  flipped[blume::header_size + 5] ^= std::byte{4};
+  EXPECT_THROW(blume::from_bytes<blume::bloomier_filter<>>(flipped), blume::format_error);
+
+  const std::vector<std::function<void(blume::file_header&, std::byte*)>> forgeries = {
+      [](blume::file_header& h, std::byte*) { h.block_bits = 33; },          // value bits
+      [](blume::file_header& h, std::byte*) { h.hashes = 0; },           // check bits
+      [](blume::file_header& h, std::byte*) { h.extra[1] = 3; },         // segment length
+      [](blume::file_header& h, std::byte*) { h.extra[2] = 1ull << 50; },  // segment count
+      [](blume::file_header& h, std::byte*) { h.bits += 8; },            // slots disagree
+      [](blume::file_header& h, std::byte*) { h.inserted = 1ull << 40; },           // more keys than slots
+      [](blume::file_header& h, std::byte*) { h.extra[4] = 1; },         // reserved
+      [](blume::file_header& h, std::byte* p) { p[h.payload_size - 1] = std::byte{1}; },  // padding bit
+  };
+  for (std::size_t i = 0; i < forgeries.size(); ++i) {
+    auto bad = bytes;
+    forge(bad, forgeries[i]);
+    EXPECT_THROW(blume::from_bytes<blume::bloomier_filter<>>(bad), blume::format_error) << i;
+  }
+}
+
+TEST(CascadeFilter, FileRoundTripsAndMappingStayExact) {
+  const auto r = present_keys(5'000);
+  const auto s = absent_keys(200'000);
+  const auto c = blume::cascade_filter::build(r, s, 77);
+  const auto bytes = blume::to_bytes(c);
+  const auto back = blume::from_bytes<blume::cascade_filter>(bytes);
+  EXPECT_TRUE(back == c);
+  EXPECT_EQ(back.level_count(), c.level_count());
+  EXPECT_EQ(back.included(), 5'000u);
+  EXPECT_EQ(back.excluded(), 200'000u);
+  const blume_test::temp_dir dir;
+  blume::save(c, dir / "c.blume");
+  const auto mapped = blume::map_file<blume::cascade_filter>(dir / "c.blume");
+  for (const auto k : r) ASSERT_TRUE(mapped.contains(k));
+  for (const auto k : s) ASSERT_FALSE(mapped.contains(k));
+}
+
+TEST(CascadeFilter, AnEmptyCascadeRoundTripsAndAnswersNo) {
+  const auto c = blume::cascade_filter::build(std::vector<std::uint64_t>{}, absent_keys(10));
+  EXPECT_EQ(c.level_count(), 0u);
+  const auto back = blume::from_bytes<blume::cascade_filter>(blume::to_bytes(c));
+  EXPECT_FALSE(back.contains(absent_keys(1)[0]));
+}
+
+TEST(CascadeFilter, TruncatedCorruptAndForgedFilesAreRejected) {
+  const auto c = blume::cascade_filter::build(present_keys(2'000), absent_keys(20'000));
+  ASSERT_GE(c.level_count(), 2u);
+  const auto bytes = blume::to_bytes(c);
+  for (std::size_t cut = 0; cut < bytes.size(); cut += 53)
+    EXPECT_THROW(blume::from_bytes<blume::cascade_filter>(std::span(bytes).first(cut)), blume::format_error) << cut;
+
+  const std::byte* table = bytes.data() + blume::header_size;
+  const std::uint64_t level0_bits = u64_at(table);
+  const std::vector<std::function<void(blume::file_header&, std::byte*)>> forgeries = {
+      [](blume::file_header& h, std::byte*) { h.hashes = 65; },        // too many levels
+      [](blume::file_header& h, std::byte*) { h.bits += 1; },          // not whole words
+      [](blume::file_header& h, std::byte*) { h.block_bits = 1; },
+      [](blume::file_header& h, std::byte*) { h.extra[3] = 9; },       // reserved
+      [](blume::file_header&, std::byte* p) { put_u64(p, 0); },                   // a level of no bits
+      [](blume::file_header&, std::byte* p) { put_u64(p + 8, 65); },              // too many hashes
+      [=](blume::file_header&, std::byte* p) { put_u64(p, level0_bits + 64); },  // levels disagree with header
+      [=](blume::file_header&, std::byte* p) {                                  // hostile size, no allocation
+        put_u64(p, std::uint64_t{1} << 40);
+      },
+  };
+  for (std::size_t i = 0; i < forgeries.size(); ++i) {
+    auto bad = bytes;
+    forge(bad, forgeries[i]);
+    EXPECT_THROW(blume::from_bytes<blume::cascade_filter>(bad), blume::format_error) << i;
+  }
 }
 
 }  // namespace

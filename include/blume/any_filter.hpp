@@ -59,6 +59,8 @@ inline any_filter make_filter(filter_kind kind, std::uint64_t items, double fpr)
     case filter_kind::fuse8:
     case filter_kind::fuse16:
     case filter_kind::gcs:
+    case filter_kind::bloomier:
+    case filter_kind::cascade:
       throw invalid_argument("a " + std::string(kind_name(kind)) +
                              " filter is static: it is built from all its keys at once (build_static_filter)");
   }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -20,6 +21,8 @@
 #include "blume/detail/peeling.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
+#include "blume/kind.hpp"
+#include "blume/parameters.hpp"
 #include "blume/plan.hpp"
 #include "blume/storage.hpp"
 #include "blume/xor_filter.hpp"
@@ -30,6 +33,7 @@ template <hasher Hasher = xxh3_hasher>
 class bloomier_filter {
  public:
   using hasher_type = Hasher;
+  static constexpr filter_kind kind = filter_kind::bloomier;
   static constexpr std::uint32_t max_value_bits = 32;
   static constexpr std::uint32_t max_check_bits = 32;
   static constexpr std::uint32_t max_attempts = 64;
@@ -128,6 +132,49 @@ class bloomier_filter {
   std::uint32_t check_bits() const noexcept { return check_bits_; }
   double predicted_fpr() const noexcept { return keys_ == 0 ? 0.0 : std::ldexp(1.0, -static_cast<int>(check_bits_)); }
   std::size_t size_in_bytes() const noexcept { return storage_.size() + sizeof(*this); }
+  std::uint64_t seed() const noexcept { return hasher_.seed(); }
+  double estimated_count() const noexcept { return static_cast<double>(keys_); }
+
+  friend bool operator==(const bloomier_filter& a, const bloomier_filter& b) noexcept {
+    return a.keys_ == b.keys_ && a.construction_seed_ == b.construction_seed_ && a.seed() == b.seed() &&
+           a.value_bits_ == b.value_bits_ && a.check_bits_ == b.check_bits_ && a.storage_.size() == b.storage_.size() &&
+           std::memcmp(a.storage_.data(), b.storage_.data(), a.storage_.size()) == 0;
+  }
+
+  // ---- serialization hooks (format.hpp) --------------------------------------------------------------
+  // bits = slots·(f + v), hashes = f (check bits), layout = v (value bits); extra = {construction seed,
+  // segment length, segment count, 0, 0, 0}; inserted = keys. Payload: the slots as a little-endian bit
+  // string, then zero bits up to a byte and 8 zero bytes of slack.
+
+  filter_parameters parameters() const noexcept {
+    filter_parameters p;
+    p.bits = geometry_.slots * width();
+    p.hashes = check_bits_;
+    p.layout = value_bits_;
+    p.extra = {construction_seed_, geometry_.segment_length, geometry_.segment_count, 0, 0, 0};
+    return p;
+  }
+  template <class Fn>
+  void for_each_payload_segment(Fn&& fn) const {
+    fn(std::span<const std::byte>(storage_.data(), storage_.size()));
+  }
+  static std::uint64_t payload_size(const filter_parameters& p) { return (geometry_of(p).slots * (p.hashes + p.layout) + 7) / 8 + 8; }
+  static bloomier_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
+                                      byte_storage payload) {
+    fuse_geometry g;
+    try {
+      g = geometry_of(p);
+    } catch (const invalid_argument& e) {
+      throw format_error(std::string("invalid parameters: ") + e.what());
+    }
+    const std::uint64_t used = g.slots * (p.hashes + p.layout);
+    if (payload.size() != (used + 7) / 8 + 8) throw format_error("payload size does not match the parameters");
+    if (inserted > g.slots) throw format_error("more keys than slots");
+    for (std::uint64_t bit = used; bit < payload.size() * 8; ++bit)
+      if ((static_cast<unsigned>(payload.data()[bit / 8]) >> (bit % 8)) & 1u)
+        throw format_error("padding bits past bit " + std::to_string(used) + " are set");
+    return bloomier_filter(g, p.extra[0], Hasher(seed), p.layout, p.hashes, inserted, std::move(payload));
+  }
   double bits_per_key() const noexcept {
     return keys_ == 0 ? 0.0 : static_cast<double>(geometry_.slots * width()) / static_cast<double>(keys_);
   }
@@ -135,9 +182,29 @@ class bloomier_filter {
  private:
   bloomier_filter(const fuse_geometry& g, std::uint64_t construction_seed, const Hasher& h, std::uint32_t value_bits,
                   std::uint32_t check_bits, std::uint64_t keys)
+      : bloomier_filter(g, construction_seed, h, value_bits, check_bits, keys,
+                        byte_storage::allocate((g.slots * (value_bits + check_bits) + 7) / 8 + 8)) {}
+  bloomier_filter(const fuse_geometry& g, std::uint64_t construction_seed, const Hasher& h, std::uint32_t value_bits,
+                  std::uint32_t check_bits, std::uint64_t keys, byte_storage storage)
       : geometry_(g), construction_seed_(construction_seed), hasher_(h), value_bits_(value_bits),
-        check_bits_(check_bits), keys_(keys),
-        storage_(byte_storage::allocate((g.slots * (value_bits + check_bits) + 7) / 8 + 8)) {}
+        check_bits_(check_bits), keys_(keys), storage_(std::move(storage)) {}
+
+  static fuse_geometry geometry_of(const filter_parameters& p) {
+    if (p.layout == 0 || p.layout > max_value_bits)
+      throw invalid_argument("value bits " + std::to_string(p.layout) + " are outside [1, 32]");
+    if (p.hashes == 0 || p.hashes > max_check_bits)
+      throw invalid_argument("check bits " + std::to_string(p.hashes) + " are outside [1, 32]");
+    for (std::size_t i = 3; i < p.extra.size(); ++i)
+      if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
+    const std::uint64_t length = p.extra[1], count = p.extra[2];
+    if (length < 4 || length > (1u << 18) || !std::has_single_bit(length))
+      throw invalid_argument("segment length " + std::to_string(length) + " is not a power of two in [4, 2^18]");
+    if (count == 0 || count > max_filter_bits / length) throw invalid_argument("bad segment count");
+    const fuse_geometry g = fuse_geometry::from(length, count);
+    if (g.slots > max_filter_bits / (p.hashes + p.layout) || p.bits != g.slots * (p.hashes + p.layout))
+      throw invalid_argument("bits do not match the slots");
+    return g;
+  }
 
   std::uint32_t width() const noexcept { return value_bits_ + check_bits_; }
   std::uint64_t value_mask() const noexcept { return (std::uint64_t{1} << value_bits_) - 1; }

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <ranges>
 #include <string>
 #include <vector>
@@ -22,11 +23,15 @@
 #include "blume/bloom_filter.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
+#include "blume/kind.hpp"
+#include "blume/parameters.hpp"
 
 namespace blume {
 
 class cascade_filter {
  public:
+  static constexpr filter_kind kind = filter_kind::cascade;
+  using hasher_type = xxh3_hasher;
   /// Most levels: the sets shrink by about half a level, so 64 levels cover any set that fits in memory.
   static constexpr std::size_t max_levels = 64;
 
@@ -69,6 +74,7 @@ class cascade_filter {
       in = std::move(admitted);
     }
     c.seed_ = seed;
+    c.index_levels();
     return c;
   }
 
@@ -90,6 +96,81 @@ class cascade_filter {
     for (const auto& l : levels_) n += l.size_in_bytes();
     return n;
   }
+  std::uint64_t seed() const noexcept { return seed_; }
+  std::uint64_t inserted() const noexcept { return included_; }
+  double estimated_count() const noexcept { return static_cast<double>(included_); }
+  /// Exact on R ∪ S; outside it a key passes every level with about the first level's rate times ½ per
+  /// further pair of levels, which callers that ask only about their universe never see.
+  double predicted_fpr() const noexcept { return 0.0; }
+
+  friend bool operator==(const cascade_filter& a, const cascade_filter& b) noexcept {
+    return a.included_ == b.included_ && a.excluded_ == b.excluded_ && a.seed_ == b.seed_ && a.levels_ == b.levels_;
+  }
+
+  // ---- serialization hooks (format.hpp) --------------------------------------------------------------
+  // bits = Σ levels' storage bits (each level's bits rounded up to 64), hashes = level count; extra =
+  // {|S|, 0, 0, 0, 0, 0}; inserted = |R|. Payload: per level three u64 (bits, hashes, keys inserted),
+  // then each level's bit array in order. Level i hashes with seed + i + 1, as built.
+
+  filter_parameters parameters() const noexcept {
+    filter_parameters p;
+    for (const auto& l : levels_) p.bits += l.storage().size() * 8;
+    p.hashes = static_cast<std::uint32_t>(levels_.size());
+    p.extra = {excluded_, 0, 0, 0, 0, 0};
+    return p;
+  }
+  template <class Fn>
+  void for_each_payload_segment(Fn&& fn) const {
+    fn(std::as_bytes(std::span<const std::uint64_t>(table_)));
+    for (const auto& l : levels_) l.for_each_payload_segment(fn);
+  }
+  static std::uint64_t payload_size(const filter_parameters& p) {
+    if (p.hashes > max_levels)
+      throw invalid_argument("cascade of " + std::to_string(p.hashes) + " levels exceeds " + std::to_string(max_levels));
+    if (p.layout != 0) throw invalid_argument("layout " + std::to_string(p.layout) + " is not 0");
+    for (std::size_t i = 1; i < p.extra.size(); ++i)
+      if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
+    if (p.bits % 64 != 0 || p.bits > max_filter_bits * max_levels)
+      throw invalid_argument("storage bits " + std::to_string(p.bits) + " are not whole words of a possible cascade");
+    if ((p.hashes == 0) != (p.bits == 0)) throw invalid_argument("storage bits do not match the level count");
+    return 24 * static_cast<std::uint64_t>(p.hashes) + p.bits / 8;
+  }
+  static cascade_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
+                                     byte_storage payload) {
+    const std::size_t count = p.hashes;
+    std::vector<std::uint64_t> table(3 * count);
+    if (count != 0) std::memcpy(table.data(), payload.data(), table.size() * 8);
+    // The table must account for exactly the header's storage before any level is allocated.
+    std::uint64_t storage_bits = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::uint64_t bits = table[3 * i], hashes = table[3 * i + 1];
+      if (bits == 0 || bits > max_filter_bits || hashes == 0 || hashes > max_hashes)
+        throw format_error("cascade level " + std::to_string(i) + " has " + std::to_string(bits) + " bits and " +
+                           std::to_string(hashes) + " hashes");
+      storage_bits += (bits + 63) / 64 * 64;
+    }
+    if (storage_bits != p.bits)
+      throw format_error("cascade levels hold " + std::to_string(storage_bits) + " bits but the header says " +
+                         std::to_string(p.bits));
+    cascade_filter c;
+    c.included_ = inserted;
+    c.excluded_ = p.extra[0];
+    c.seed_ = seed;
+    const std::byte* at = payload.data() + table.size() * 8;
+    for (std::size_t i = 0; i < count; ++i) {
+      filter_parameters lp;
+      lp.bits = table[3 * i];
+      lp.hashes = static_cast<std::uint32_t>(table[3 * i + 1]);
+      const std::uint64_t size = (lp.bits + 63) / 64 * 8;
+      byte_storage part = byte_storage::allocate(size);
+      std::memcpy(part.data(), at, size);
+      at += size;
+      c.levels_.push_back(bloom_filter<>::from_payload(lp, seed + i + 1, table[3 * i + 2], std::move(part)));
+    }
+    c.table_ = std::move(table);
+    return c;
+  }
+
   /// Bits of all levels' arrays per included key.
   double bits_per_included_key() const noexcept {
     std::uint64_t bits = 0;
@@ -104,7 +185,14 @@ class cascade_filter {
     return {mix(d.low + 0x9e3779b97f4a7c15ULL * (level + 1)), mix(d.high ^ (0xc2b2ae3d27d4eb4fULL * (level + 1)))};
   }
 
+  /// The payload's level table, kept because the writer holds spans of the payload until it is written.
+  void index_levels() {
+    table_.clear();
+    for (const auto& l : levels_) table_.insert(table_.end(), {l.bits(), l.hashes(), l.inserted()});
+  }
+
   std::vector<bloom_filter<>> levels_;
+  std::vector<std::uint64_t> table_;  // per level: bits, hashes, keys inserted
   std::uint64_t included_ = 0, excluded_ = 0, seed_ = 0;
 };
 

@@ -26,6 +26,8 @@ enum class filter_kind : std::uint16_t {
   fuse8 = 13,       // static: binary fuse filter, 8-bit fingerprints (Graf & Lemire 2022)
   fuse16 = 14,      // the same with 16-bit fingerprints
   gcs = 15,         // static: Golomb-coded sorted hashes (Putze, Sanders & Singler 2007)
+  bloomier = 16,    // static map: keys to small values, built by peeling (Chazelle et al. 2004)
+  cascade = 17,     // static and exact on a finite universe: a chain of Bloom filters (CRLite, 2017)
 };
 
 /// Every kind, in id order.
@@ -35,10 +37,14 @@ inline constexpr std::array<filter_kind, 15> all_kinds = {
     filter_kind::stable,   filter_kind::aging,       filter_kind::xor8,     filter_kind::xor16,
     filter_kind::fuse8,    filter_kind::fuse16,      filter_kind::gcs};
 
+/// Kinds with inputs of their own (keys with values; included and excluded keys): not in all_kinds, which
+/// lists the kinds built from one key set.
+inline constexpr std::array<filter_kind, 2> map_kinds = {filter_kind::bloomier, filter_kind::cascade};
+
 /// Static kinds are built once from the whole key set and take no inserts afterwards.
 constexpr bool is_static(filter_kind k) noexcept {
   return k == filter_kind::xor8 || k == filter_kind::xor16 || k == filter_kind::fuse8 || k == filter_kind::fuse16 ||
-         k == filter_kind::gcs;
+         k == filter_kind::gcs || k == filter_kind::bloomier || k == filter_kind::cascade;
 }
 
 constexpr std::string_view kind_name(filter_kind k) noexcept {
@@ -58,12 +64,16 @@ constexpr std::string_view kind_name(filter_kind k) noexcept {
     case filter_kind::fuse8: return "fuse8";
     case filter_kind::fuse16: return "fuse16";
     case filter_kind::gcs: return "gcs";
+    case filter_kind::bloomier: return "bloomier";
+    case filter_kind::cascade: return "cascade";
   }
   return "unknown";
 }
 
 constexpr std::optional<filter_kind> parse_kind(std::string_view name) noexcept {
   for (filter_kind k : all_kinds)
+    if (kind_name(k) == name) return k;
+  for (filter_kind k : map_kinds)
     if (kind_name(k) == name) return k;
   return std::nullopt;
 }

@@ -241,6 +241,8 @@ inline double kind_fpr(filter_kind kind, double n, double m, double k) noexcept 
     case filter_kind::fuse8:
     case filter_kind::fuse16: return std::ldexp(1.0, -static_cast<int>(k));  // k = f: a random f-bit match
     case filter_kind::gcs: return std::ldexp(1.0, -static_cast<int>(k));     // k = P: n values in n·2^P
+    case filter_kind::bloomier: return std::ldexp(1.0, -static_cast<int>(k));  // k = check bits
+    case filter_kind::cascade: return 0.0;  // exact on the universe it was built for
   }
   return 1.0;
 }
@@ -301,7 +303,9 @@ inline double estimate_items(filter_kind kind, double set_bits, double m, double
     case filter_kind::xor16:
     case filter_kind::fuse8:
     case filter_kind::fuse16:
-    case filter_kind::gcs: return -(m / k) * log_empty;
+    case filter_kind::gcs:
+    case filter_kind::bloomier:
+    case filter_kind::cascade: return -(m / k) * log_empty;
   }
   return 0.0;
 }
@@ -359,6 +363,8 @@ inline std::uint64_t storage_bytes(filter_kind kind, std::uint64_t bits) noexcep
     case filter_kind::fuse8:
     case filter_kind::fuse16: return bits / 8;  // slots of f bits, f a multiple of 8
     case filter_kind::gcs: return (bits + 63) / 64 * 8;
+    case filter_kind::bloomier:
+    case filter_kind::cascade: return (bits + 7) / 8;
   }
   return 0;
 }
@@ -578,6 +584,8 @@ inline filter_plan plan_for(std::uint64_t items, double fpr, filter_kind kind = 
     case filter_kind::fuse8:
     case filter_kind::fuse16: return detail::plan_static(kind, items, fpr);
     case filter_kind::gcs: return detail::plan_gcs(items, std::clamp(static_cast<int>(std::ceil(-std::log2(fpr))), 1, 32));
+    case filter_kind::bloomier:
+    case filter_kind::cascade: break;  // sized by their own inputs (values' width; the excluded set)
   }
   throw invalid_argument("plan_for does not support the '" + std::string(kind_name(kind)) + "' kind");
 }
@@ -644,6 +652,8 @@ inline filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits, filter
                                std::to_string(bits) + " bits");
       return detail::plan_gcs(items, std::min(p, 32));
     }
+    case filter_kind::bloomier:
+    case filter_kind::cascade: break;
   }
   throw invalid_argument("plan_for_bits does not support the '" + std::string(kind_name(kind)) + "' kind");
 }
