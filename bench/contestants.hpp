@@ -36,6 +36,7 @@
 #include <absl/container/flat_hash_set.h>
 #include <absl/hash/hash.h>
 
+#include "affinity.hpp"
 #include "blume/aging_bloom_filter.hpp"
 #include "blume/xor_filter.hpp"
 #include "blume/blocked_bloom_filter.hpp"
@@ -132,7 +133,9 @@ class static_contestant {
   void insert(const K& key) {
     lows_.push_back(blume::hash_key(blume::xxh3_hasher(), key).low);
   }
-  void finish() { filter_.emplace(Filter::build_from_hashes(std::move(lows_), blume::xxh3_hasher::default_seed)); }
+  void finish() {
+    bench::on_all_cpus([&] { filter_.emplace(Filter::build_from_hashes(std::move(lows_), blume::xxh3_hasher::default_seed)); });
+  }
   template <class R>
   void insert_many(const R& keys) {
     for (auto&& k : keys) insert(k);

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "affinity.hpp"
 #include "build_info.hpp"
 #include "keys.hpp"
 #include "measure.hpp"
@@ -287,6 +288,7 @@ config_result run_config(const options& o, std::uint64_t items, std::uint64_t& c
 
 int run(int argc, char** argv) {
   const options o = parse_options(argc, argv);
+  bench::unpinned_cpus();  // remembered before pinning: static constructions run on all of them
   const std::string pinning = pin_to_cpu(o.cpu);
   const run_environment env = describe_environment(command_line(argc, argv), pinning);
   std::cout << "blume_bench, " << env.date << "\n"

@@ -679,8 +679,9 @@ std::string markdown_report(const run_environment& env, const std::vector<config
   if (!static_checks.empty()) {
     md << "### Static-filter targets (issue 6)\n\n"
        << "Evaluated from the medians above. A static filter's *insert* column is its whole construction: "
-          "collecting each key's digest half, then building from all of them. \"Fastest blocked filter\" as "
-          "for the family targets.\n\n"
+          "collecting each key's digest half (pinned, one thread), then building from all of them with both "
+          "CPUs allowed, since construction runs its passes on two threads (lookups stay pinned). \"Fastest "
+          "blocked filter\" as for the family targets.\n\n"
        << targets_table(static_checks).to_markdown() << "\n";
   }
   if (const table kinds = kinds_against_targets_table(configs); !kinds.rows.empty())

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -253,9 +255,79 @@ any_filter build_static(const build_options& o, filter_kind kind, key_source& so
   return build_static_filter(kind, std::move(lows), o.fpr);
 }
 
+/// Every key of a file (or stdin), copied: the map kinds build from whole sets held at once.
+std::vector<std::string> read_keys(const std::string& path, key_format format) {
+  key_source source(path, format);
+  std::vector<std::string> keys;
+  source.for_each_block([&](std::string_view block) {
+    for_each_key(block, source.delimiter(), [&](std::string_view k) {
+      if (!k.empty()) keys.emplace_back(k);
+    });
+  });
+  return keys;
+}
+
+/// A Bloomier map from KEY<TAB>VALUE records (the value after the last tab, a decimal integer).
+any_filter build_bloomier(const build_options& o, std::uint64_t& keys) {
+  if (!o.included.empty() || !o.excluded.empty())
+    throw invalid_argument("--included and --excluded are for a cascade; a bloomier map reads KEY<TAB>VALUE records");
+  key_source source(o.input, o.format);
+  std::vector<std::string> names;
+  std::vector<std::uint64_t> values;
+  std::uint64_t record = 0, widest = 0;
+  const std::uint32_t limit = o.value_bits.value_or(32);
+  source.for_each_block([&](std::string_view block) {
+    for_each_key(block, source.delimiter(), [&](std::string_view line) {
+      ++record;
+      if (line.empty()) return;
+      const std::size_t tab = line.rfind('\t');
+      const std::string_view text = tab == std::string_view::npos ? std::string_view() : line.substr(tab + 1);
+      std::uint64_t value = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (tab == std::string_view::npos || text.empty() || ec != std::errc() || end != text.data() + text.size())
+        throw invalid_argument("record " + std::to_string(record) + " of " + (o.input == "-" ? "stdin" : o.input) +
+                               " is not KEY<TAB>VALUE with a decimal value");
+      if (limit < 64 && (value >> limit) != 0)
+        throw invalid_argument("record " + std::to_string(record) + ": value " + std::to_string(value) +
+                               " does not fit in " + std::to_string(limit) + " bits");
+      widest = std::max(widest, value);
+      names.emplace_back(line.substr(0, tab));
+      values.push_back(value);
+    });
+  });
+  keys = names.size();
+  const auto value_bits = o.value_bits.value_or(std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::bit_width(widest))));
+  // The rate of an absent key passing is 2^-check bits: the fewest bits that meet --fpr.
+  const auto check_bits = static_cast<std::uint32_t>(std::clamp(std::ceil(-std::log2(o.fpr)), 1.0, 32.0));
+  return bloomier_filter<>::build(names, values, value_bits, check_bits);
+}
+
+/// A cascade from the two key files.
+any_filter build_cascade(const build_options& o, std::uint64_t& keys) {
+  if (o.included.empty() || o.excluded.empty())
+    throw invalid_argument("a cascade needs --included FILE and --excluded FILE (the keys to answer yes and no for)");
+  if (o.input != "-")
+    throw invalid_argument("a cascade reads --included and --excluded, not --input");
+  const std::vector<std::string> included = read_keys(o.included, o.format);
+  const std::vector<std::string> excluded = read_keys(o.excluded, o.format);
+  keys = included.size();
+  return cascade_filter::build(included, excluded);
+}
+
 }  // namespace
 
 int run_build(const build_options& o) {
+  if (o.kind == filter_kind::bloomier || o.kind == filter_kind::cascade) {
+    std::uint64_t keys = 0;
+    const any_filter filter = *o.kind == filter_kind::bloomier ? build_bloomier(o, keys) : build_cascade(o, keys);
+    save_filter(filter, o.output);
+    if (::isatty(STDERR_FILENO) != 0)
+      std::fprintf(stderr, "wrote %s: %s, %llu keys\n", o.output.c_str(), std::string(kind_name(*o.kind)).c_str(),
+                   static_cast<unsigned long long>(keys));
+    return 0;
+  }
+  if (o.value_bits || !o.included.empty() || !o.excluded.empty())
+    throw invalid_argument("--value-bits, --included and --excluded are for --kind bloomier and --kind cascade");
   key_source source(o.input, o.format);
   const filter_kind kind = o.kind ? *o.kind : default_kind(o.items, o.fpr);
   progress bar(o.progress && ::isatty(STDERR_FILENO) != 0, source.total_bytes());
@@ -350,6 +422,19 @@ int run_query(const query_options& o) {
       [&](const auto& f) {
         for_each_batch(o, [&](const std::vector<std::string_view>& batch) {
           answers.assign(batch.size(), 0);
+          using F = std::decay_t<decltype(f)>;
+          if constexpr (F::kind == filter_kind::bloomier) {
+            // A map answers with the key's value.
+            for (const std::string_view k : batch) {
+              const auto value = f.find(k);
+              any_no |= !value.has_value();
+              if (o.quiet) continue;
+              out.add(k);
+              out.add(value ? "\t" + std::to_string(*value) + "\n" : std::string("\tno\n"));
+            }
+            out.flush();
+            return;
+          }
           if constexpr (requires { f.contains_many(batch, answers.begin()); }) {
             f.contains_many(batch, answers.begin());
           } else {
@@ -359,7 +444,8 @@ int run_query(const query_options& o) {
             any_no |= answers[i] == 0;
             if (o.quiet) continue;
             out.add(batch[i]);
-            out.add(answers[i] != 0 ? "\tmaybe\n" : "\tno\n");
+            // A cascade is exact on the keys it was built from: "yes" rather than "maybe".
+            out.add(answers[i] != 0 ? (F::kind == filter_kind::cascade ? "\tyes\n" : "\tmaybe\n") : "\tno\n");
           }
           out.flush();  // answers keep pace with an interactive stream
         });
@@ -453,6 +539,23 @@ int run_info(const std::string& file, bool json) {
             add("estimated count", fixed(f.estimated_count(), 0), json_number(f.estimated_count()));
           if constexpr (requires { f.load_factor(); })
             add("load factor", percent(f.load_factor()), json_number(f.load_factor()));
+          if constexpr (F::kind == filter_kind::bloomier) {
+            add("value bits", std::to_string(f.value_bits()), std::to_string(f.value_bits()));
+            add("check bits", std::to_string(f.check_bits()), std::to_string(f.check_bits()));
+            add("bits per key", fixed(f.bits_per_key(), 2), json_number(f.bits_per_key()));
+          }
+          if constexpr (F::kind == filter_kind::cascade) {
+            add("included keys", std::to_string(f.included()), std::to_string(f.included()));
+            add("excluded keys", std::to_string(f.excluded()), std::to_string(f.excluded()));
+            add("levels", std::to_string(f.level_count()), std::to_string(f.level_count()));
+            std::string sizes, json_sizes = "[";
+            for (std::size_t i = 0; i < f.level_count(); ++i) {
+              sizes += (i ? ", " : "") + std::to_string(f.level(i).bits());
+              json_sizes += (i ? ", " : "") + std::to_string(f.level(i).bits());
+            }
+            add("level bits", sizes.empty() ? "none" : sizes, json_sizes + "]");
+            add("bits per included key", fixed(f.bits_per_included_key(), 2), json_number(f.bits_per_included_key()));
+          }
           add("predicted FPR now", percent(f.predicted_fpr()), json_number(f.predicted_fpr()));
           // At capacity: each kind's own notion of full.
           double at_capacity = NAN;
@@ -559,6 +662,10 @@ int run_estimate(const std::string& a_path, const std::string& b_path, bool json
 int run_bench(const bench_options& o) {
   const std::vector<filter_kind> kinds = o.kinds.empty() ? std::vector<filter_kind>(all_kinds.begin(), all_kinds.end())
                                                          : o.kinds;
+  for (const filter_kind k : kinds)
+    if (k == filter_kind::bloomier || k == filter_kind::cascade)
+      throw invalid_argument("blume bench times filters of one key set; a " + std::string(kind_name(k)) +
+                             " takes its own inputs (see the library's tests and docs/format.md)");
   std::vector<std::uint64_t> present(o.items), absent(std::min<std::uint64_t>(o.items, 1'000'000));
   for (std::uint64_t i = 0; i < present.size(); ++i) present[i] = bench::splitmix64(i);
   for (std::uint64_t i = 0; i < absent.size(); ++i) absent[i] = bench::splitmix64(o.items + i);

@@ -30,6 +30,8 @@ struct build_options {
   key_format format = key_format::lines;
   unsigned threads = 2;
   bool progress = true;  // shown only on a terminal either way
+  std::optional<std::uint32_t> value_bits;  // bloomier: unset means the widest value's width
+  std::string included, excluded;           // cascade: the two key files
 };
 int run_build(const build_options& o);
 

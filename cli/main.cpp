@@ -19,6 +19,7 @@ namespace {
 std::string known_kinds() {
   std::string s;
   for (const blume::filter_kind k : blume::all_kinds) s += (s.empty() ? "" : ", ") + std::string(blume::kind_name(k));
+  for (const blume::filter_kind k : blume::map_kinds) s += ", " + std::string(blume::kind_name(k));
   return s;
 }
 
@@ -53,7 +54,7 @@ int main(int argc, char** argv) {
   std::string build_items, build_fpr = "1%", build_kind, build_format = "lines";
   blume::cli::build_options build_opts;
   CLI::App* build = app.add_subcommand("build", "Build a filter file from newline- or NUL-delimited keys");
-  build->add_option("--items", build_items, "keys the filter is sized for (e.g. 100M)")->required();
+  build->add_option("--items", build_items, "keys the filter is sized for (e.g. 100M; not for bloomier or cascade)");
   build->add_option("--fpr", build_fpr, "target false-positive rate (1% or 0.01)")->capture_default_str();
   build->add_option("--kind", build_kind, kinds_help + " (default: the fastest that meets the rate)");
   build->add_option("--input", build_opts.input, "key file, or - for standard input")->capture_default_str();
@@ -62,6 +63,11 @@ int main(int argc, char** argv) {
   build->add_option("--threads", build_opts.threads, "insert threads (bit-array kinds)")
       ->capture_default_str()->check(CLI::Range(1, 64));
   build->add_flag("--no-progress", [&](std::int64_t) { build_opts.progress = false; }, "no progress line even on a terminal");
+  build->add_option("--value-bits", build_opts.value_bits,
+                    "bloomier: bits per value, 1-32 (default: the widest value's); input lines are KEY<TAB>VALUE")
+      ->check(CLI::Range(1, 32));
+  build->add_option("--included", build_opts.included, "cascade: file of the keys it must answer yes for");
+  build->add_option("--excluded", build_opts.excluded, "cascade: file of the keys it must answer no for");
 
   // query, add, erase
   blume::cli::query_options query_opts, add_opts, erase_opts;
@@ -139,10 +145,16 @@ int main(int argc, char** argv) {
       return cli::run_plan(o);
     }
     if (*build) {
-      build_opts.items = cli::parse_count(build_items, "--items", 1e13);
-      if (build_opts.items == 0) throw blume::invalid_argument("--items must be at least 1");
       build_opts.fpr = cli::parse_rate(build_fpr, "--fpr");
       if (!build_kind.empty()) build_opts.kind = kind_option(build_kind);
+      const bool own_inputs = build_opts.kind && (*build_opts.kind == blume::filter_kind::bloomier ||
+                                                  *build_opts.kind == blume::filter_kind::cascade);
+      if (!build_items.empty()) {
+        build_opts.items = cli::parse_count(build_items, "--items", 1e13);
+        if (build_opts.items == 0) throw blume::invalid_argument("--items must be at least 1");
+      } else if (!own_inputs) {
+        throw blume::invalid_argument("--items is required (the number of keys the filter is sized for)");
+      }
       build_opts.format = format_option(build_format);
       return cli::run_build(build_opts);
     }

@@ -160,4 +160,31 @@ TEST(StaticPlan, TheRateIsTheFingerprintsAndTargetsBelowItAreRefused) {
   EXPECT_DOUBLE_EQ(blume::plan_for(1'000'000, 0.001, blume::filter_kind::xor16).predicted_fpr, 1.0 / 65536);
 }
 
+TEST(StaticPlan, FuseSegmentsFollowGrafAndLemireUpToTheCacheFriendlyCap) {
+  // Graf & Lemire's length below 2^15; capped at 2^15 while that leaves at most 4096 segments; longer
+  // again beyond, up to their 2^18.
+  EXPECT_EQ(blume::math::fuse_shape_for(1'000'000).segment_length, std::uint64_t{1} << 13);
+  EXPECT_EQ(blume::math::fuse_shape_for(10'000'000).segment_length, std::uint64_t{1} << 15);
+  const auto at_100m = blume::math::fuse_shape_for(100'000'000);
+  EXPECT_EQ(at_100m.segment_length, std::uint64_t{1} << 15);
+  EXPECT_LE(at_100m.segment_count, 4096u);
+  EXPECT_GE(at_100m.slots(), 112'500'000u);
+  EXPECT_EQ(blume::math::fuse_shape_for(1'000'000'000).segment_length, std::uint64_t{1} << 18);
+  EXPECT_EQ(blume::math::fuse_shape_for(300'000'000).segment_length, std::uint64_t{1} << 17);
+}
+
+TEST(StaticFilterAtFiveMillion, TwoThreadConstructionDropsDuplicatesAndFindsEveryKey) {
+  // Enough keys for the two-thread passes; the duplicates make the first attempt fail and be retried.
+  auto keys = present_keys(5'000'000);
+  keys.insert(keys.end(), keys.begin() + 1000, keys.begin() + 3000);
+  blume::build_stats stats;
+  const auto f = blume::fuse8_filter<>::build(keys, 11, &stats);
+  EXPECT_EQ(stats.duplicates, 2000u);
+  EXPECT_GE(stats.attempts, 2u);
+  EXPECT_EQ(f.inserted(), 5'000'000u);
+  EXPECT_EQ(f.count_contained(keys), keys.size());
+  const auto again = blume::fuse8_filter<>::build(keys, 11);
+  EXPECT_TRUE(again == f);  // deterministic for a seed, threads or not
+}
+
 }  // namespace

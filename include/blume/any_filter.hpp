@@ -13,7 +13,9 @@
 
 #include "blume/aging_bloom_filter.hpp"
 #include "blume/blocked_bloom_filter.hpp"
+#include "blume/bloomier_filter.hpp"
 #include "blume/bloom_filter.hpp"
+#include "blume/cascade_filter.hpp"
 #include "blume/counting_bloom_filter.hpp"
 #include "blume/cuckoo_filter.hpp"
 #include "blume/error.hpp"
@@ -33,7 +35,7 @@ using any_filter =
     std::variant<bloom_filter<>, partitioned_bloom_filter<>, blocked_bloom_filter<>, split_block_bloom_filter<>,
                  counting_bloom_filter<>, cuckoo_filter<>, quotient_filter<>, scalable_bloom_filter<>,
                  stable_bloom_filter<>, aging_bloom_filter<>, xor8_filter<>, xor16_filter<>, fuse8_filter<>,
-                 fuse16_filter<>, golomb_coded_set<>>;
+                 fuse16_filter<>, golomb_coded_set<>, bloomier_filter<>, cascade_filter>;
 
 /// A filter of `kind` for `items` keys at false-positive rate `fpr`, built as each kind's (capacity, rate)
 /// constructor builds it: sized by plan_for, except that a stable filter takes plan_for's cells and k and
@@ -82,6 +84,12 @@ inline any_filter build_static_filter(filter_kind kind, std::vector<std::uint64_
       const std::uint32_t p = plan_for(std::max<std::size_t>(digest_lows.size(), 1), fpr, kind).hashes;
       return golomb_coded_set<>::build_from_hashes(std::move(digest_lows), p, seed);
     }
+    case filter_kind::bloomier:
+    case filter_kind::cascade:
+      throw invalid_argument("a " + std::string(kind_name(kind)) + " filter takes its own inputs (" +
+                             (kind == filter_kind::bloomier ? "keys with values: bloomier_filter::build"
+                                                            : "included and excluded keys: cascade_filter::build") +
+                             "), not one key set");
     default: break;
   }
   throw invalid_argument("'" + std::string(kind_name(kind)) + "' is not a static kind");

@@ -97,16 +97,18 @@ class bloomier_filter {
       const fuse_geometry g = fuse_geometry::for_keys(hashes.size());
       bloomier_filter f(g, s, Hasher(seed), value_bits, check_bits, hashes.size());
       if (hashes.empty()) return f;
-      const auto order = detail::peel(hashes, g.slots, [&](std::uint64_t x) { return g.positions(x); });
-      if (order.empty()) continue;
-      for (std::size_t i = order.size(); i-- > 0;) {
-        const std::uint64_t h = order[i].hash;
-        const auto at = std::lower_bound(hashes.begin(), hashes.end(), h) - hashes.begin();
-        std::uint64_t word = f.word_of(h, words[static_cast<std::size_t>(at)]);
-        for (const std::uint64_t q : g.positions(h))
-          if (q != order[i].slot) word ^= f.get(q);
-        f.put(order[i].slot, word);
-      }
+      // The hashes are sorted, so a key's value is found by binary search rather than carried along.
+      const bool peeled = detail::peel<detail::peel_order::depth_first>(
+          hashes, g.slots, [&](std::uint64_t x) { return g.positions(x); },
+          [&](std::uint64_t h, std::uint64_t own) {
+            const auto at = std::lower_bound(hashes.begin(), hashes.end(), h) - hashes.begin();
+            std::uint64_t word = f.word_of(h, words[static_cast<std::size_t>(at)]);
+            for (const std::uint64_t q : g.positions(h))
+              if (q != own) word ^= f.get(q);
+            f.put(own, word);
+          },
+          [](std::uint64_t) {});
+      if (!peeled) continue;
       return f;
     }
     throw invalid_argument("Bloomier filter: construction did not succeed with " + std::to_string(max_attempts) + " seeds");
@@ -127,6 +129,13 @@ class bloomier_filter {
     return find(k).has_value();
   }
 
+  /// How many of `keys` are reported present.
+  template <std::ranges::input_range R>
+  std::size_t count_contained(const R& keys) const {
+    std::size_t hits = 0;
+    for (auto&& k : keys) hits += contains(k);
+    return hits;
+  }
   std::uint64_t inserted() const noexcept { return keys_; }
   std::uint32_t value_bits() const noexcept { return value_bits_; }
   std::uint32_t check_bits() const noexcept { return check_bits_; }

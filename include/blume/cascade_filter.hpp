@@ -87,6 +87,13 @@ class cascade_filter {
     return levels_.size() % 2 == 1;
   }
 
+  /// How many of `keys` are reported present.
+  template <std::ranges::input_range R>
+  std::size_t count_contained(const R& keys) const {
+    std::size_t hits = 0;
+    for (auto&& k : keys) hits += contains(k);
+    return hits;
+  }
   std::size_t level_count() const noexcept { return levels_.size(); }
   const bloom_filter<>& level(std::size_t i) const noexcept { return levels_[i]; }
   std::uint64_t included() const noexcept { return included_; }

@@ -129,33 +129,51 @@ class basic_xor_filter {
     const std::uint64_t given = lows.size();
     std::uint64_t attempt_seed = seed;
     std::vector<std::uint64_t> hashes(lows.size());
+    bool unique = false;  // whether lows has been deduplicated
     for (std::uint32_t attempt = 1; attempt <= max_attempts; ++attempt) {
       attempt_seed = attempt_seed_of(seed, attempt);
-      hashes.resize(lows.size());
-      for (std::size_t i = 0; i < lows.size(); ++i) hashes[i] = detail::seeded_hash(lows[i], attempt_seed);
-      detail::sort_unique(hashes);
-      const Geometry g = Geometry::for_keys(hashes.size());
-      s.attempts = attempt;
-      s.keys = hashes.size();
-      s.duplicates = given - hashes.size();
-      s.peak_bytes = std::max<std::uint64_t>(s.peak_bytes, (lows.capacity() + 2 * hashes.capacity()) * 8 + g.slots * 9 +
-                                                              hashes.size() * 16);
-      if (hashes.empty()) return basic_xor_filter(g, attempt_seed, Hasher(seed), 0);
-      const std::vector<detail::peeled> order =
-          detail::peel(hashes, g.slots, [&](std::uint64_t x) { return g.positions(x); });
-      if (order.empty()) continue;
-      basic_xor_filter f(g, attempt_seed, Hasher(seed), hashes.size());
-      Fingerprint* b = f.slots();
-      for (std::size_t i = order.size(); i-- > 0;) {
-        if (i >= 16)  // the slots of the key 16 steps on, so the random reads overlap
-          for (const std::uint64_t q : g.positions(order[i - 16].hash)) detail::prefetch_write(b + q);
-        const auto p = g.positions(order[i].hash);
-        Fingerprint v = fingerprint_of(order[i].hash);
-        for (const std::uint64_t q : p)
-          if (q != order[i].slot) v ^= b[q];
-        b[order[i].slot] = v;
+      const Geometry g = Geometry::for_keys(lows.size());
+      detail::peel_split split;
+      if constexpr (fuse) {
+        // Keys of segment s use segments s … s + 2, so those below mid − 2 and those from mid on touch
+        // disjoint slots.
+        const std::vector<std::size_t> starts = detail::seed_and_group(lows, attempt_seed, g.segment_count, hashes);
+        const std::uint64_t mid = g.segment_count / 2;
+        if (lows.size() >= (std::size_t{1} << 22) && mid >= 3) split = {starts[mid - 2], starts[mid]};
+      } else {
+        hashes.resize(lows.size());
+        for (std::size_t i = 0; i < lows.size(); ++i) hashes[i] = detail::seeded_hash(lows[i], attempt_seed);
       }
-      return f;
+      s.attempts = attempt;
+      s.keys = lows.size();
+      s.duplicates = given - lows.size();
+      // The key hashes twice (digests and seeded), the peeling state (a hash and a count per slot), and the
+      // queue and the order (32-bit slot indexes up to 2^32 slots).
+      const std::uint64_t index_bytes = g.slots <= 0xffffffffULL ? 4 : 8;
+      s.peak_bytes = std::max<std::uint64_t>(s.peak_bytes, (lows.capacity() + hashes.capacity()) * 8 +
+                                                              g.slots * (9 + index_bytes) + lows.size() * index_bytes);
+      if (lows.empty()) return basic_xor_filter(g, attempt_seed, Hasher(seed), 0);
+      basic_xor_filter f(g, attempt_seed, Hasher(seed), lows.size());
+      Fingerprint* b = f.slots();
+      const bool peeled = detail::peel<fuse ? detail::peel_order::depth_first : detail::peel_order::breadth_first>(
+          hashes, g.slots, [&](std::uint64_t x) { return g.positions(x); },
+          [&](std::uint64_t h, std::uint64_t own) {
+            Fingerprint v = fingerprint_of(h);
+            for (const std::uint64_t q : g.positions(h))
+              if (q != own) v ^= b[q];
+            b[own] = v;
+          },
+          [&](std::uint64_t h) {
+            for (const std::uint64_t q : g.positions(h)) detail::prefetch_write(b + q);
+          },
+          split);
+      if (peeled) return f;
+      // Equal keys never peel: after the first failure, drop them (and count them) once. A failure without
+      // duplicates is just an unlucky seed.
+      if (!unique) {
+        detail::sort_unique(lows);
+        unique = true;
+      }
     }
     throw invalid_argument(std::string(kind_name(kind)) + " filter: construction did not succeed with " +
                            std::to_string(max_attempts) + " seeds");

@@ -126,6 +126,49 @@ class BuildQueryInfo(Tool):
         self.assertFails(("build", "--kind", "fuse8", "--fpr", "0.1%", "--items", "10", "--input", self.keys,
                           "--output", self.path("x.blume")), "fuse16")
 
+    def test_bloomier_map_answers_values(self):
+        records = self.path("map.tsv")
+        with open(records, "w") as f:
+            f.write("".join(f"{k}\t{i % 1000}\n" for i, k in enumerate(KEYS)))
+        out = self.path("map.blume")
+        run("build", "--kind", "bloomier", "--input", records, "--output", out, check=0)
+        answers = run("query", out, *KEYS[:500], check=0).stdout.decode().splitlines()
+        self.assertEqual(answers, [f"{k}\t{i % 1000}" for i, k in enumerate(KEYS[:500])])
+        absent = run("query", out, *ABSENT).stdout.decode().splitlines()
+        misses = sum(line.endswith("\tno") for line in absent)
+        self.assertGreater(misses, 0.98 * len(ABSENT))  # 7 check bits at the default 1%: 0.78%
+        info = json.loads(run("info", "--json", out, check=0).stdout)
+        self.assertEqual((info["kind"], info["inserted"], info["value_bits"], info["check_bits"]),
+                         ("bloomier", len(KEYS), 10, 7))
+        self.assertFails(("build", "--kind", "bloomier", "--output", self.path("x.blume")), "record 2",
+                         stdin=b"a\t1\nb\n")
+        self.assertFails(("build", "--kind", "bloomier", "--value-bits", "3", "--output", self.path("x.blume")),
+                         "does not fit in 3 bits", stdin=b"a\t9\n")
+        self.assertFails(("add", out, "k"), "static")
+        self.assertFalse(os.path.exists(self.path("x.blume")))
+
+    def test_cascade_is_exact_on_its_keys(self):
+        included, excluded = self.path("in.txt"), self.path("out.txt")
+        with open(included, "w") as f:
+            f.write("\n".join(KEYS[:1000]) + "\n")
+        with open(excluded, "w") as f:
+            f.write("\n".join(ABSENT) + "\n")
+        out = self.path("c.blume")
+        run("build", "--kind", "cascade", "--included", included, "--excluded", excluded, "--output", out, check=0)
+        self.assertEqual(run("query", "-q", out, *KEYS[:1000]).returncode, 0)
+        answers = run("query", out, *ABSENT).stdout.decode().splitlines()
+        self.assertEqual(answers, [f"{k}\tno" for k in ABSENT])
+        self.assertEqual(run("query", out, KEYS[0]).stdout.decode(), f"{KEYS[0]}\tyes\n")
+        info = json.loads(run("info", "--json", out, check=0).stdout)
+        self.assertEqual((info["included_keys"], info["excluded_keys"]), (1000, len(ABSENT)))
+        self.assertEqual(len(info["level_bits"]), info["levels"])
+        self.assertFails(("build", "--kind", "cascade", "--included", included, "--output", self.path("x.blume")),
+                         "--excluded")
+        self.assertFails(("build", "--kind", "cascade", "--included", included, "--excluded", included, "--output",
+                          self.path("x.blume")), "also an included key")
+        self.assertFails(("bench", "--kind", "cascade"), "own inputs")
+        self.assertFalse(os.path.exists(self.path("x.blume")))
+
     def test_nul_delimited_keys_and_duplicates(self):
         nul = self.path("keys.nul")
         with open(nul, "wb") as f:

@@ -14,77 +14,185 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <thread>
 #include <vector>
 
 #include "blume/detail/bits.hpp"
+#include "blume/hash.hpp"
 #include "blume/storage.hpp"
 
 namespace blume::detail {
 
-/// One peeled key: its hash and the slot that is its own (written last to first).
-struct peeled {
-  std::uint64_t hash;
-  std::uint64_t slot;
+/// A 64-bit hash of a key digest under construction seed `seed` (a new seed for every retry): the
+/// murmur3 finaliser of the digest's low half plus the seed.
+constexpr std::uint64_t seeded_hash(std::uint64_t digest_low, std::uint64_t seed) noexcept {
+  std::uint64_t h = digest_low + seed;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
+/// How peel() walks the singleton slots.
+enum class peel_order {
+  // First in, first out, prefetching the slots of the keys a few places ahead: each step's reads overlap
+  // later ones. For xor filters, whose three slots are anywhere in the array, so nothing is cached.
+  breadth_first,
+  // Last in, first out (Graf & Lemire's binary fuse construction): a key's three slots lie in three
+  // consecutive segments, so the slots a removal frees are near the ones just touched, and the walk
+  // stays in a window of a few segments that the cache holds. Each step waits on the one before, but on
+  // a cache hit; breadth-first would sweep the whole array once per wave of the peeling.
+  depth_first,
 };
 
-/// Peels the hypergraph of `hashes` (distinct) over `slots` slots, where positions(h) gives a key's
-/// three distinct slots. Returns the peeling order, or an empty vector when the graph does not peel (the
-/// caller retries with another seed). Hashes sorted by their first slot make the counting pass walk the
-/// arrays nearly in order, which matters at 100M keys.
-template <class Positions>
-std::vector<peeled> peel(std::span<const std::uint64_t> hashes, std::uint64_t slots, Positions&& positions) {
+/// Two ranges of the keys whose slots are disjoint, so their counts can be added on two threads: keys
+/// [0, first_end) and [second_begin, n); the keys between are added afterwards. Empty: one thread.
+struct peel_split {
+  std::size_t first_end = 0, second_begin = 0;
+};
+
+/// peel() with slot indexes of type Index (32 bits halve the queue and the order when they suffice).
+template <class Index, peel_order Order, class Positions, class Assign, class Prefetch>
+bool peel_indexed(std::span<const std::uint64_t> hashes, std::uint64_t slots, Positions& positions, Assign& assign,
+                  Prefetch& prefetch, peel_split split) {
   // byte_storage: zeroed, and backed by 2 MiB pages when large (a gigabyte at 100M keys: 4 KiB pages would
   // add a TLB miss to most accesses).
   byte_storage hash_storage = byte_storage::allocate(slots * sizeof(std::uint64_t));
   byte_storage count_storage = byte_storage::allocate(slots);
   auto* xor_hash = reinterpret_cast<std::uint64_t*>(hash_storage.data());
   auto* count = reinterpret_cast<std::uint8_t*>(count_storage.data());  // 4·count + XOR of position indexes
-  for (const std::uint64_t h : hashes) {
-    const std::array<std::uint64_t, 3> p = positions(h);
-    for (std::uint8_t j = 0; j < 3; ++j) {
-      if (count[p[j]] >= 0xfc) return {};  // 63 keys in one slot: give up on this seed
-      count[p[j]] = static_cast<std::uint8_t>((count[p[j]] + 4) ^ j);
-      xor_hash[p[j]] ^= h;
-    }
-  }
-  std::vector<std::uint64_t> queue;
-  queue.reserve(slots / 2);
-  for (std::uint64_t i = 0; i < slots; ++i)
-    if ((count[i] >> 2) == 1) queue.push_back(i);
-  std::vector<peeled> order;
-  order.reserve(hashes.size());
-  // First in, first out, with the slots of the keys a few places ahead prefetched: each step's reads
-  // then overlap later ones (last in, first out would make every step wait on the one before).
-  constexpr std::size_t ahead = 16;
-  for (std::size_t head = 0; head < queue.size(); ++head) {
-    if (head + 2 * ahead < queue.size()) {
-      const std::uint64_t far = queue[head + 2 * ahead];
-      prefetch_write(xor_hash + far);
-      prefetch_write(count + far);
-    }
-    if (head + ahead < queue.size()) {
-      for (const std::uint64_t x : positions(xor_hash[queue[head + ahead]])) {
-        prefetch_write(xor_hash + x);
-        prefetch_write(count + x);
+  const auto add = [&](std::span<const std::uint64_t> part) {
+    for (const std::uint64_t h : part) {
+      const std::array<std::uint64_t, 3> p = positions(h);
+      for (std::uint8_t j = 0; j < 3; ++j) {
+        if (count[p[j]] >= 0xfc) return false;  // 63 keys in one slot: give up on this seed
+        count[p[j]] = static_cast<std::uint8_t>((count[p[j]] + 4) ^ j);
+        xor_hash[p[j]] ^= h;
       }
     }
-    const std::uint64_t i = queue[head];
-    if ((count[i] >> 2) != 1) continue;  // another removal emptied it meanwhile
+    return true;
+  };
+  if (split.first_end < split.second_begin && split.second_begin <= hashes.size()) {
+    bool second = true;
+    std::thread other([&] { second = add(hashes.subspan(split.second_begin)); });
+    const bool first = add(hashes.first(split.first_end));
+    other.join();
+    if (!first || !second || !add(hashes.subspan(split.first_end, split.second_begin - split.first_end))) return false;
+  } else if (!add(hashes)) {
+    return false;
+  }
+  // Every slot enters the queue at most once: when the scan finds it with one key, or when its count
+  // drops from two to one (counts only fall). A peeled key's own slot is left as it is, still holding the
+  // key's hash, which the assignment reads back; no other key uses it, so nothing changes it later.
+  std::vector<Index> queue(slots);
+  std::size_t tail = 0;
+  for (std::uint64_t i = 0; i < slots; ++i) {
+    queue[tail] = static_cast<Index>(i);
+    tail += (count[i] >> 2) == 1;
+  }
+  std::vector<Index> order;  // own slots, in peeling order
+  order.reserve(hashes.size());
+  const auto remove = [&](std::uint64_t i) {
+    if ((count[i] >> 2) != 1) return;  // another removal emptied it meanwhile
     const std::uint64_t h = xor_hash[i];
-    const std::uint8_t own = count[i] & 3;
-    order.push_back({h, i});
+    const unsigned own = count[i] & 3;
+    order.push_back(static_cast<Index>(i));
     const std::array<std::uint64_t, 3> p = positions(h);
-    for (std::uint8_t j = 0; j < 3; ++j) {
+    for (unsigned j = 0; j < 3; ++j) {
+      if (j == own) continue;
       const std::uint64_t s = p[j];
+      queue[tail] = static_cast<Index>(s);
+      tail += (count[s] >> 2) == 2;
       count[s] = static_cast<std::uint8_t>((count[s] - 4) ^ j);
       xor_hash[s] ^= h;
-      if (j != own && (count[s] >> 2) == 1) queue.push_back(s);
+    }
+  };
+  if constexpr (Order == peel_order::depth_first) {
+    // The queue is a stack here: pushes land at `tail`, which is also where pops come from.
+    while (tail > 0) remove(queue[--tail]);
+  } else {
+    constexpr std::size_t ahead = 16;
+    for (std::size_t head = 0; head < tail; ++head) {
+      if (head + 2 * ahead < tail) {
+        const std::uint64_t far = queue[head + 2 * ahead];
+        prefetch_write(xor_hash + far);
+        prefetch_write(count + far);
+      }
+      if (head + ahead < tail) {
+        for (const std::uint64_t x : positions(xor_hash[queue[head + ahead]])) {
+          prefetch_write(xor_hash + x);
+          prefetch_write(count + x);
+        }
+      }
+      remove(queue[head]);
     }
   }
-  if (order.size() != hashes.size()) return {};
-  return order;
+  if (order.size() != hashes.size()) return false;
+  queue = {};
+  for (std::size_t k = order.size(); k-- > 0;) {
+    if (k >= 16) prefetch_read(xor_hash + order[k - 16]);
+    if (k >= 8) prefetch(xor_hash[order[k - 8]]);
+    assign(xor_hash[order[k]], static_cast<std::uint64_t>(order[k]));
+  }
+  return true;
+}
+
+/// Peels the hypergraph of `hashes` over `slots` slots, where positions(h) gives a key's three distinct
+/// slots. On success calls assign(hash, slot) for every key in reverse peeling order, with `slot` the
+/// key's own, and returns true. Returns false when the graph does not peel: with another seed it
+/// usually does, unless two hashes are equal (such a pair shares all three slots, so neither is ever a
+/// slot's only key): callers deduplicate after a failure rather than before every attempt. prefetch(hash)
+/// is called a few keys before assign(hash, …), to start loading what assign will read.
+template <peel_order Order, class Positions, class Assign, class Prefetch>
+bool peel(std::span<const std::uint64_t> hashes, std::uint64_t slots, Positions&& positions, Assign&& assign,
+          Prefetch&& prefetch, peel_split split = {}) {
+  if (slots <= std::numeric_limits<std::uint32_t>::max())
+    return peel_indexed<std::uint32_t, Order>(hashes, slots, positions, assign, prefetch, split);
+  return peel_indexed<std::uint64_t, Order>(hashes, slots, positions, assign, prefetch, split);
+}
+
+/// out[i] = seeded_hash(lows[i], seed), grouped by segment reduce(hash, segments) in ascending order (a
+/// counting sort, so the hash is computed twice rather than stored and moved), on two threads when there
+/// are many. The counting pass of a binary fuse construction then walks its arrays as a front instead of
+/// at random. Returns where each segment's hashes start (segments + 1 offsets).
+inline std::vector<std::size_t> seed_and_group(std::span<const std::uint64_t> lows, std::uint64_t seed,
+                                               std::uint64_t segments, std::vector<std::uint64_t>& out) {
+  out.resize(lows.size());
+  const bool two = lows.size() >= (std::size_t{1} << 22);
+  const std::size_t half = two ? lows.size() / 2 : lows.size();
+  // Per thread, per segment: first a count, then the next place to write.
+  std::vector<std::size_t> first(segments + 1, 0), second(two ? segments : 0, 0);
+  const auto histogram = [&](std::span<const std::uint64_t> part, std::size_t* counts) {
+    for (const std::uint64_t low : part) ++counts[reduce(seeded_hash(low, seed), segments)];
+  };
+  const auto scatter = [&](std::span<const std::uint64_t> part, std::size_t* next) {
+    for (const std::uint64_t low : part) {
+      const std::uint64_t h = seeded_hash(low, seed);
+      out[next[reduce(h, segments)]++] = h;
+    }
+  };
+  const auto both = [&](auto&& step, std::size_t* a, std::size_t* b) {
+    if (!two) return step(lows, a);
+    std::thread other([&] { step(lows.subspan(half), b); });
+    step(lows.first(half), a);
+    other.join();
+  };
+  both(histogram, first.data(), second.data());
+  std::vector<std::size_t> starts(segments + 1, 0);
+  for (std::uint64_t s = 0, at = 0; s < segments; ++s) {
+    starts[s] = at;
+    const std::size_t a = first[s], b = two ? second[s] : 0;
+    first[s] = at;
+    if (two) second[s] = at + a;
+    at += a + b;
+  }
+  starts[segments] = lows.size();
+  both(scatter, first.data(), second.data());
+  return starts;
 }
 
 /// Sorts 64-bit hashes and removes duplicates, in place: one radix pass on the top 16 bits spreads them
@@ -114,18 +222,6 @@ inline void sort_unique(std::vector<std::uint64_t>& v) {
   }
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
   v.swap(sorted);
-}
-
-/// A 64-bit hash of a key digest under construction seed `seed` (a new seed for every retry): the
-/// murmur3 finaliser of the digest's low half plus the seed.
-constexpr std::uint64_t seeded_hash(std::uint64_t digest_low, std::uint64_t seed) noexcept {
-  std::uint64_t h = digest_low + seed;
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  h ^= h >> 33;
-  return h;
 }
 
 }  // namespace blume::detail
