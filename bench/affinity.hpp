@@ -5,7 +5,7 @@
 
 #include <sched.h>
 
-namespace bench {
+namespace blume::bench {
 
 /// The CPUs the process could use before it pinned itself (call once before pinning).
 inline const cpu_set_t& unpinned_cpus() {
@@ -36,4 +36,4 @@ void on_all_cpus(Fn&& fn) {
   fn();
 }
 
-}  // namespace bench
+}  // namespace blume::bench
