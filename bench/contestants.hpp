@@ -42,6 +42,7 @@
 #include "blume/blocked_bloom_filter.hpp"
 #include "blume/bloom_filter.hpp"
 #include "blume/counting_bloom_filter.hpp"
+#include "blume/golomb_coded_set.hpp"
 #include "blume/cuckoo_filter.hpp"
 #include "blume/partitioned_bloom_filter.hpp"
 #include "blume/plan.hpp"
@@ -122,7 +123,7 @@ class blume_contestant {
   Filter filter_;
 };
 
-/// A static filter (xor, binary fuse): insert() only collects each key's digest half (8 bytes); finish()
+/// A static filter (xor, binary fuse, Golomb-coded set): insert() only collects each key's digest half (8 bytes); finish()
 /// builds the filter from all of them, and the benchmark times both as the construction.
 template <class Filter>
 class static_contestant {
@@ -134,7 +135,12 @@ class static_contestant {
     lows_.push_back(blume::hash_key(blume::xxh3_hasher(), key).low);
   }
   void finish() {
-    bench::on_all_cpus([&] { filter_.emplace(Filter::build_from_hashes(std::move(lows_), blume::xxh3_hasher::default_seed)); });
+    bench::on_all_cpus([&] {
+      if constexpr (Filter::kind == blume::filter_kind::gcs)  // at the ε = 2^−8
+        filter_.emplace(Filter::build_from_hashes(std::move(lows_), 8, blume::xxh3_hasher::default_seed));
+      else
+        filter_.emplace(Filter::build_from_hashes(std::move(lows_), blume::xxh3_hasher::default_seed));
+    });
   }
   template <class R>
   void insert_many(const R& keys) {

@@ -42,7 +42,8 @@ and batched for our filters), repeats, and prints medians with their ratio to ab
   --reps N           repetitions of every cell (default 3)
   --probes N         absent keys looked up, and at most that many present keys (default 10M)
   --kinds LIST       our kinds: bloom, partitioned, blocked, split-block (the default: these four), and
-                     the rest of the family: counting, scalable, cuckoo, quotient, stable, aging
+                     the rest of the family: counting, scalable, cuckoo, quotient, stable, aging, and
+                     the static kinds: xor8, xor16, fuse8, fuse16, gcs
   --baselines LIST   unordered_set, absl, libbloom (default all; "none" for none)
   --family           the filter-family run (issue 3): --kinds bloom,blocked,split-block,counting,scalable,
                      cuckoo,quotient,stable,aging and every baseline (an explicit --kinds or --baselines
@@ -50,7 +51,7 @@ and batched for our filters), repeats, and prints medians with their ratio to ab
                      key, after the lookups, for every contestant that has one, the hash sets included),
                      reports the measured false-negative rate of stable and aging (misses are possible by
                      design there, so they are not failures), and evaluates the family targets
-  --static           the static-filter run (issue 6): --kinds blocked,split-block,xor8,xor16,fuse8,fuse16 and
+  --static           the static-filter run (issue 6): --kinds blocked,split-block,xor8,xor16,fuse8,fuse16,gcs and
                      every baseline (an explicit --kinds or --baselines wins); evaluates the static targets
   --output PATH      Markdown report (default <source>/docs/benchmarks.md; "none" to skip)
   --append           add this run to the report instead of replacing it
@@ -75,9 +76,9 @@ struct options {
   bool static_run = false;
 };
 
-constexpr std::array<std::string_view, 14> kind_words = {
-    "bloom",  "partitioned", "blocked", "split-block", "counting", "scalable", "cuckoo",
-    "quotient", "stable",    "aging",   "xor8",        "xor16",    "fuse8",    "fuse16"};
+constexpr std::array<std::string_view, 15> kind_words = {
+    "bloom",  "partitioned", "blocked", "split-block", "counting", "scalable", "cuckoo", "quotient",
+    "stable", "aging",       "xor8",    "xor16",       "fuse8",    "fuse16",   "gcs"};
 constexpr std::array<std::string_view, 6> family_kind_words = {
     "counting", "scalable", "cuckoo", "quotient", "stable", "aging"};
 
@@ -178,7 +179,7 @@ options parse_options(int argc, char** argv) {
     if (!baselines_given) o.baselines = {"unordered_set", "absl", "libbloom"};
   }
   if (o.static_run) {
-    if (!kinds_given) o.kinds = {"blocked", "split-block", "xor8", "xor16", "fuse8", "fuse16"};
+    if (!kinds_given) o.kinds = {"blocked", "split-block", "xor8", "xor16", "fuse8", "fuse16", "gcs"};
     if (!baselines_given) o.baselines = {"unordered_set", "absl", "libbloom"};
   }
   if (o.quick) {
@@ -324,7 +325,7 @@ int run(int argc, char** argv) {
   if (!family_checks.empty())
     std::cout << "family targets (issue 3)\n" << targets_table(family_checks).to_text() << "\n";
   const bool static_kinds = std::any_of(o.kinds.begin(), o.kinds.end(), [](const std::string& k) {
-    return k == "xor8" || k == "xor16" || k == "fuse8" || k == "fuse16";
+    return k == "xor8" || k == "xor16" || k == "fuse8" || k == "fuse16" || k == "gcs";
   });
   const auto static_checks = static_kinds ? evaluate_static_targets(configs) : std::vector<target_check>{};
   if (!static_checks.empty())

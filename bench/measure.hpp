@@ -168,6 +168,7 @@ std::vector<contestant_entry<Keys>> all_contestants() {
       {names::xor16, "xor16", true, &measure_once<static_contestant<blume::xor16_filter<>>, Keys>},
       {names::fuse8, "fuse8", true, &measure_once<static_contestant<blume::fuse8_filter<>>, Keys>},
       {names::fuse16, "fuse16", true, &measure_once<static_contestant<blume::fuse16_filter<>>, Keys>},
+      {names::gcs, "gcs", true, &measure_once<static_contestant<blume::golomb_coded_set<>>, Keys>},
       {names::unordered_set, "unordered_set", false, &measure_once<std_unordered_set_contestant<key>, Keys>},
       {names::absl_set, "absl", false, &measure_once<absl_flat_hash_set_contestant<key>, Keys>},
       {names::libbloom, "libbloom", false, &measure_once<libbloom_contestant, Keys>},

@@ -555,7 +555,8 @@ std::vector<target_check> evaluate_static_targets(const std::vector<config_resul
   for (const auto& c : configs) {
     const std::string at =
         "n = " + format_items(c.items) + (c.key_short_name == "int" ? ", 64-bit keys: " : ", e-mail-like keys: ");
-    for (const auto& [name, limit] : {std::pair{names::fuse8, 9.1}, std::pair{names::xor8, 9.9}}) {
+    for (const auto& [name, limit] :
+         {std::pair{names::fuse8, 9.1}, std::pair{names::xor8, 9.9}, std::pair{names::gcs, 9.5}}) {
       const std::string t = at + std::string(name) + " ≤ " + printf_string("%.1f", limit) + " bits/key";
       if (const auto* r = c.find(name); r == nullptr) {
         checks.push_back(not_run(t, "needs it in --kinds"));

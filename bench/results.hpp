@@ -109,6 +109,7 @@ inline constexpr std::string_view xor8 = "xor8_filter<>";
 inline constexpr std::string_view xor16 = "xor16_filter<>";
 inline constexpr std::string_view fuse8 = "fuse8_filter<>";
 inline constexpr std::string_view fuse16 = "fuse16_filter<>";
+inline constexpr std::string_view gcs = "golomb_coded_set<> (2^-8)";
 }  // namespace names
 
 }  // namespace blume::bench

@@ -139,7 +139,7 @@ class basic_xor_filter {
         // disjoint slots.
         const std::vector<std::size_t> starts = detail::seed_and_group(lows, attempt_seed, g.segment_count, hashes);
         const std::uint64_t mid = g.segment_count / 2;
-        if (lows.size() >= (std::size_t{1} << 22) && mid >= 3) split = {starts[mid - 2], starts[mid]};
+        if (lows.size() >= (std::size_t{1} << 22) && mid >= 3) split = {starts[mid - 2], starts[mid], mid * g.segment_length};
       } else {
         hashes.resize(lows.size());
         for (std::size_t i = 0; i < lows.size(); ++i) hashes[i] = detail::seeded_hash(lows[i], attempt_seed);

@@ -50,9 +50,12 @@ enum class peel_order {
 };
 
 /// Two ranges of the keys whose slots are disjoint, so their counts can be added on two threads: keys
-/// [0, first_end) and [second_begin, n); the keys between are added afterwards. Empty: one thread.
+/// [0, first_end) use only slots below `boundary`, keys [second_begin, n) only slots from `boundary` on;
+/// the keys between are added afterwards. Depth-first peeling then also runs on two threads, one per
+/// side of `boundary`, each leaving aside the keys that reach across it. Empty: one thread.
 struct peel_split {
   std::size_t first_end = 0, second_begin = 0;
+  std::uint64_t boundary = 0;
 };
 
 /// peel() with slot indexes of type Index (32 bits halve the queue and the order when they suffice).
@@ -90,12 +93,8 @@ bool peel_indexed(std::span<const std::uint64_t> hashes, std::uint64_t slots, Po
   // key's hash, which the assignment reads back; no other key uses it, so nothing changes it later.
   std::vector<Index> queue(slots);
   std::size_t tail = 0;
-  for (std::uint64_t i = 0; i < slots; ++i) {
-    queue[tail] = static_cast<Index>(i);
-    tail += (count[i] >> 2) == 1;
-  }
-  std::vector<Index> order;  // own slots, in peeling order
-  order.reserve(hashes.size());
+  std::vector<Index> order;  // own slots, in peeling order (after the two sides' orders, when split)
+  std::vector<Index> first_order, second_order;
   const auto remove = [&](std::uint64_t i) {
     if ((count[i] >> 2) != 1) return;  // another removal emptied it meanwhile
     const std::uint64_t h = xor_hash[i];
@@ -111,32 +110,97 @@ bool peel_indexed(std::span<const std::uint64_t> hashes, std::uint64_t slots, Po
       xor_hash[s] ^= h;
     }
   };
-  if constexpr (Order == peel_order::depth_first) {
-    // The queue is a stack here: pushes land at `tail`, which is also where pops come from.
-    while (tail > 0) remove(queue[--tail]);
-  } else {
-    constexpr std::size_t ahead = 16;
-    for (std::size_t head = 0; head < tail; ++head) {
-      if (head + 2 * ahead < tail) {
-        const std::uint64_t far = queue[head + 2 * ahead];
-        prefetch_write(xor_hash + far);
-        prefetch_write(count + far);
+  const bool two_sides = Order == peel_order::depth_first && split.first_end < split.second_begin &&
+                         split.boundary > 0 && split.boundary < slots;
+  if (two_sides) {
+    // Each side peels depth-first inside [lo, hi), with its part of the queue as its stack (a side's
+    // slots enter it at most once), and sets aside a singleton whose key reaches across the boundary.
+    // The sides touch disjoint slots, so the result is the same whatever the threads' timing. Removing
+    // keys of one side never changes a slot of the other, so the sides' orders, then the order of the
+    // rest, are together a valid peeling order.
+    std::vector<Index> first_aside, second_aside;
+    const auto peel_side = [&](std::uint64_t lo, std::uint64_t hi, std::vector<Index>& side_order,
+                               std::vector<Index>& aside) {
+      Index* stack = queue.data() + lo;
+      std::size_t top = 0;
+      for (std::uint64_t i = lo; i < hi; ++i) {
+        stack[top] = static_cast<Index>(i);
+        top += (count[i] >> 2) == 1;
       }
-      if (head + ahead < tail) {
-        for (const std::uint64_t x : positions(xor_hash[queue[head + ahead]])) {
-          prefetch_write(xor_hash + x);
-          prefetch_write(count + x);
+      side_order.reserve((hi - lo) * hashes.size() / slots + (hi - lo) / 64);
+      while (top > 0) {
+        const std::uint64_t i = stack[--top];
+        if ((count[i] >> 2) != 1) continue;
+        const std::uint64_t h = xor_hash[i];
+        const std::array<std::uint64_t, 3> p = positions(h);
+        if (p[0] < lo || p[0] >= hi || p[1] < lo || p[1] >= hi || p[2] < lo || p[2] >= hi) {
+          aside.push_back(static_cast<Index>(i));
+          continue;
+        }
+        const unsigned own = count[i] & 3;
+        side_order.push_back(static_cast<Index>(i));
+        for (unsigned j = 0; j < 3; ++j) {
+          if (j == own) continue;
+          const std::uint64_t s = p[j];
+          stack[top] = static_cast<Index>(s);
+          top += (count[s] >> 2) == 2;
+          count[s] = static_cast<std::uint8_t>((count[s] - 4) ^ j);
+          xor_hash[s] ^= h;
         }
       }
-      remove(queue[head]);
+    };
+    std::thread other([&] { peel_side(split.boundary, slots, second_order, second_aside); });
+    peel_side(0, split.boundary, first_order, first_aside);
+    other.join();
+    for (const Index i : first_aside) queue[tail++] = i;
+    for (const Index i : second_aside) queue[tail++] = i;
+    order.reserve(hashes.size() - first_order.size() - second_order.size());
+    while (tail > 0) remove(queue[--tail]);
+  } else {
+    for (std::uint64_t i = 0; i < slots; ++i) {
+      queue[tail] = static_cast<Index>(i);
+      tail += (count[i] >> 2) == 1;
+    }
+    order.reserve(hashes.size());
+    if constexpr (Order == peel_order::depth_first) {
+      // The queue is a stack here: pushes land at `tail`, which is also where pops come from.
+      while (tail > 0) remove(queue[--tail]);
+    } else {
+      constexpr std::size_t ahead = 16;
+      for (std::size_t head = 0; head < tail; ++head) {
+        if (head + 2 * ahead < tail) {
+          const std::uint64_t far = queue[head + 2 * ahead];
+          prefetch_write(xor_hash + far);
+          prefetch_write(count + far);
+        }
+        if (head + ahead < tail) {
+          for (const std::uint64_t x : positions(xor_hash[queue[head + ahead]])) {
+            prefetch_write(xor_hash + x);
+            prefetch_write(count + x);
+          }
+        }
+        remove(queue[head]);
+      }
     }
   }
-  if (order.size() != hashes.size()) return false;
+  if (first_order.size() + second_order.size() + order.size() != hashes.size()) return false;
   queue = {};
-  for (std::size_t k = order.size(); k-- > 0;) {
-    if (k >= 16) prefetch_read(xor_hash + order[k - 16]);
-    if (k >= 8) prefetch(xor_hash[order[k - 8]]);
-    assign(xor_hash[order[k]], static_cast<std::uint64_t>(order[k]));
+  // Values are assigned in reverse peeling order: the rest first, then the two sides (on two threads:
+  // each reads and writes slots of its own side only).
+  const auto assign_all = [&](const std::vector<Index>& part) {
+    for (std::size_t k = part.size(); k-- > 0;) {
+      if (k >= 16) prefetch_read(xor_hash + part[k - 16]);
+      if (k >= 8) prefetch(xor_hash[part[k - 8]]);
+      assign(xor_hash[part[k]], static_cast<std::uint64_t>(part[k]));
+    }
+  };
+  assign_all(order);
+  if (!second_order.empty()) {
+    std::thread other([&] { assign_all(second_order); });
+    assign_all(first_order);
+    other.join();
+  } else {
+    assign_all(first_order);
   }
   return true;
 }
@@ -146,7 +210,9 @@ bool peel_indexed(std::span<const std::uint64_t> hashes, std::uint64_t slots, Po
 /// key's own, and returns true. Returns false when the graph does not peel: with another seed it
 /// usually does, unless two hashes are equal (such a pair shares all three slots, so neither is ever a
 /// slot's only key): callers deduplicate after a failure rather than before every attempt. prefetch(hash)
-/// is called a few keys before assign(hash, …), to start loading what assign will read.
+/// is called a few keys before assign(hash, …), to start loading what assign will read. With a split,
+/// positions, assign and prefetch are also called from a second thread, for keys whose slots all lie on
+/// the other side of the boundary than the first thread's.
 template <peel_order Order, class Positions, class Assign, class Prefetch>
 bool peel(std::span<const std::uint64_t> hashes, std::uint64_t slots, Positions&& positions, Assign&& assign,
           Prefetch&& prefetch, peel_split split = {}) {
