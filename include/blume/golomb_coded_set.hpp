@@ -261,8 +261,37 @@ class golomb_coded_set {
     if (shift != 0 && word + 1 < bits_.size()) v |= bits_[word + 1] << (64 - shift);
     return v & ((std::uint64_t{1} << n) - 1);
   }
+  /// The 64 bits of the stream from bit `at` (zeros past its end).
+  std::uint64_t window(std::uint64_t at) const noexcept {
+    const std::uint64_t word = at / 64;
+    const unsigned shift = at % 64;
+    std::uint64_t v = bits_[word] >> shift;
+    if (shift != 0 && word + 1 < bits_.size()) v |= bits_[word + 1] << (64 - shift);
+    return v;
+  }
   /// Decodes one gap at `at` into `gap`, advancing `at`; false if the code would run past `end`.
   bool decode(std::uint64_t& at, std::uint64_t end, std::uint64_t& gap) const noexcept {
+    if (at >= end) return false;
+    // Nearly every code (quotient and remainder: about 3 + log2 M bits) lies in one 64-bit window, read
+    // once: a lookup decodes a thousand codes in a row, each waiting on the previous one's length.
+    const std::uint64_t w = window(at);
+    const auto unary = static_cast<unsigned>(std::countr_zero(~w));
+    if (unary + 1 + b_ <= 64) {
+      std::uint64_t x = 0;
+      unsigned length = unary + 1;
+      if (b_ != 0) {
+        x = (w >> length) & ((std::uint64_t{1} << (b_ - 1)) - 1);
+        length += b_ - 1;
+        // Whether the remainder takes its last bit is a coin flip: select rather than branch.
+        const bool longer = x >= u_;
+        const std::uint64_t extended = ((x << 1) | ((w >> length) & 1)) - u_;
+        x = longer ? extended : x;
+        length += longer;
+      }
+      gap = unary * m_ + x;
+      at += length;
+      return at <= end;
+    }
     std::uint64_t q = 0;
     for (;;) {  // count the ones up to the next zero, a word at a time
       if (at >= end) return false;
