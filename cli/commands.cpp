@@ -228,7 +228,8 @@ namespace {
 
 /// A static kind: the keys' digests (8 bytes each) are collected, hashed on every thread, then the filter
 /// is built from all of them.
-any_filter build_static(const build_options& o, filter_kind kind, key_source& source, progress& bar, std::uint64_t& keys) {
+any_filter build_static(const build_options& o, filter_kind kind, key_source& source, progress& bar, std::uint64_t& keys,
+                        build_stats& stats) {
   plan_for(std::max<std::uint64_t>(o.items, 1), o.fpr, kind);  // refuses a target the kind cannot meet
   std::vector<std::uint64_t> lows;
   lows.reserve(o.items);
@@ -252,7 +253,7 @@ any_filter build_static(const build_options& o, filter_kind kind, key_source& so
     bar.update(lows.size(), bytes);
   });
   keys = lows.size();
-  return build_static_filter(kind, std::move(lows), o.fpr);
+  return build_static_filter(kind, std::move(lows), o.fpr, &stats);
 }
 
 /// Every key of a file (or stdin), copied: the map kinds build from whole sets held at once.
@@ -333,9 +334,15 @@ int run_build(const build_options& o) {
   progress bar(o.progress && ::isatty(STDERR_FILENO) != 0, source.total_bytes());
   std::uint64_t keys = 0, refused = 0, bytes = 0;
   if (is_static(kind)) {
-    const any_filter filter = build_static(o, kind, source, bar, keys);
+    build_stats stats;
+    const any_filter filter = build_static(o, kind, source, bar, keys, stats);
     bar.finish(keys);
     save_filter(filter, o.output);
+    if (::isatty(STDERR_FILENO) != 0 && stats.attempts != 0)
+      std::fprintf(stderr, "wrote %s: %s filter, %llu keys (%llu duplicates dropped); %u seed(s) tried, %s of working memory\n",
+                   o.output.c_str(), std::string(kind_name(kind)).c_str(), static_cast<unsigned long long>(stats.keys),
+                   static_cast<unsigned long long>(stats.duplicates), stats.attempts,
+                   human_bytes(static_cast<double>(stats.peak_bytes)).c_str());
     return 0;
   }
   any_filter filter = make_filter(kind, o.items, o.fpr);
