@@ -103,15 +103,17 @@ class golomb_coded_set {
     const std::uint64_t words = p.bits / 64;
     if (payload.size() != words * 8 + s.offset_count() * 4 + s.base_count() * 8)
       throw format_error("payload size does not match the parameters");
+    // An empty set has an empty payload, whose data() may be null: copy only what there is.
     const std::byte* at = payload.data();
-    s.bits_.resize(words);
-    std::memcpy(s.bits_.data(), at, words * 8);
-    at += words * 8;
-    s.offsets_.resize(s.offset_count());
-    std::memcpy(s.offsets_.data(), at, s.offsets_.size() * 4);
-    at += s.offsets_.size() * 4;
-    s.bases_.resize(s.base_count());
-    std::memcpy(s.bases_.data(), at, s.bases_.size() * 8);
+    const auto take = [&](auto& into, std::size_t count) {
+      into.resize(count);
+      const std::size_t bytes = count * sizeof(into[0]);
+      if (bytes != 0) std::memcpy(into.data(), at, bytes);
+      at += bytes;
+    };
+    take(s.bits_, words);
+    take(s.offsets_, s.offset_count());
+    take(s.bases_, s.base_count());
     if (s.items_ != 0) {
       if (words == 0 || s.bits_.back() != 0) throw format_error("the coded stream lacks its zero end word");
       std::uint64_t previous = 0;
