@@ -634,7 +634,12 @@ std::string markdown_report(const run_environment& env, const std::vector<config
           "  hash sets (`set.erase(key)`; std::unordered_set frees a node per key). n/a elsewhere. Every erase\n"
           "  of an inserted key must succeed. *FN measured* (family runs): stable and aging forget old keys by\n"
           "  design, so the share of present probes they answer \"absent\" is reported as a rate; for every\n"
-          "  other kind (—) a single false negative is a failure, as before.\n\n";
+          "  other kind (—) a single false negative is a failure, as before.\n"
+          "- The static run (`--static`, or xor8, xor16, fuse8, fuse16, gcs in `--kinds`): a static filter's\n"
+          "  *insert* is its whole construction: one digest half collected per key (pinned, one thread), then the\n"
+          "  build from all of them with both CPUs allowed, since construction runs its passes on two threads.\n"
+          "  `golomb_coded_set<> (2^-8)` is built at P = 8; its lookups decode about a thousand codes each, so it\n"
+          "  is timed on its own with `--probes 100k`.\n\n";
   }
   md << "## Run of " << env.date << "\n\n"
      << "- Command: `" << env.command << "`\n"
