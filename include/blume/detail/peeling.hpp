@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -261,18 +262,24 @@ inline std::vector<std::size_t> seed_and_group(std::span<const std::uint64_t> lo
   return starts;
 }
 
-/// Sorts 64-bit hashes and removes duplicates, in place: one radix pass on the top 16 bits spreads them
-/// into 65536 buckets of about n/65536 each (uniform hashes), which are then sorted where they lie in
-/// cache, on two threads when there are many.
+/// Sorts 64-bit values and removes duplicates, in place: one radix pass on the top 16 bits of their range
+/// spreads them into 65536 buckets of about n/65536 each (for uniform values), which are then sorted where
+/// they lie in cache, on two threads when there are many.
 inline void sort_unique(std::vector<std::uint64_t>& v) {
   constexpr unsigned bits = 16;
+  // Distribute by the top bits of the values' actual range, not of 64 bits: a Golomb-coded set's values
+  // lie in [0, n·2^P), and bucketing those by bits 48–63 would put them all in bucket 0 (one thread,
+  // one std::sort of everything).
+  std::uint64_t highest = 0;
+  for (const std::uint64_t x : v) highest |= x;
+  const unsigned shift = std::max(static_cast<unsigned>(std::bit_width(highest)), bits) - bits;
   std::vector<std::size_t> start((std::size_t{1} << bits) + 1, 0);
-  for (const std::uint64_t x : v) ++start[(x >> (64 - bits)) + 1];
+  for (const std::uint64_t x : v) ++start[(x >> shift) + 1];
   for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
   std::vector<std::uint64_t> sorted(v.size());
   {
     std::vector<std::size_t> next(start.begin(), start.end() - 1);
-    for (const std::uint64_t x : v) sorted[next[x >> (64 - bits)]++] = x;
+    for (const std::uint64_t x : v) sorted[next[x >> shift]++] = x;
   }
   const auto sort_buckets = [&](std::size_t from, std::size_t to) {
     for (std::size_t b = from; b < to; ++b) std::sort(sorted.begin() + static_cast<std::ptrdiff_t>(start[b]),
