@@ -580,7 +580,7 @@ std::vector<target_check> evaluate_static_targets(const std::vector<config_resul
                         ratio <= 1.3});
     }
     if (c.items >= 100'000'000) {
-      for (std::string_view name : {names::xor8, names::xor16, names::fuse8, names::fuse16}) {
+      for (std::string_view name : {names::xor8, names::xor16, names::fuse8, names::fuse16, names::gcs}) {
         const std::string t = at + std::string(name) + " build ≤ 100 ns/key";
         if (const auto* r = c.find(name); r == nullptr) {
           checks.push_back(not_run(t, "needs it in --kinds"));

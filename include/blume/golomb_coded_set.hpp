@@ -137,9 +137,58 @@ class golomb_coded_set {
     std::uint64_t pos = bucket_offset(bucket);
     const std::uint64_t end = bucket_offset(bucket + 1);
     std::uint64_t value = bucket * bucket_range_ - 1;  // the gap before the first value is value − start
+    if (b_ == 0) {  // M = 1: unary codes only (P = 1), the general decoder
+      while (pos < end) {
+        std::uint64_t gap = 0;
+        if (!decode(pos, end, gap)) return false;  // a damaged stream: never read past the bucket
+        value += gap + 1;
+        if (value >= v) return value == v;
+      }
+      return false;
+    }
+    // A lookup decodes codes one after another, each starting where the previous one ends, so the time
+    // per code is the latency of that chain. The codes are taken from a 64-bit buffer, shifted by each
+    // code's length and topped up with the stream's next aligned 32 bits, whose address does not depend on
+    // the codes just read (so the load runs ahead of them), rather than re-read at every code.
+    const std::byte* stream = reinterpret_cast<const std::byte*>(bits_.data());
+    const auto chunk = [stream](std::uint64_t i) {  // 32-bit chunk i of the stream (little-endian)
+      std::uint32_t c;
+      std::memcpy(&c, stream + i * 4, sizeof c);
+      return std::uint64_t{c};
+    };
+    std::uint64_t next_chunk = 0, buffer = 0;
+    unsigned avail = 0;  // bits of `buffer` that are the stream's from `pos` on (the rest are zero)
+    const auto restart = [&] {
+      next_chunk = pos / 32 + 1;
+      buffer = chunk(pos / 32) >> (pos % 32);
+      avail = 32 - static_cast<unsigned>(pos % 32);
+    };
+    restart();
+    const std::uint64_t remainder_mask = (std::uint64_t{1} << (b_ - 1)) - 1;
     while (pos < end) {
+      // The stream ends with a zero word of slack, so the chunk at pos + avail ≤ end + 32 exists.
+      if (avail <= 32) {
+        buffer |= chunk(next_chunk++) << avail;
+        avail += 32;
+      }
       std::uint64_t gap = 0;
-      if (!decode(pos, end, gap)) return false;  // a damaged stream: never read past the bucket
+      const auto unary = static_cast<unsigned>(std::countr_zero(~buffer));
+      if (unary + b_ + 1 < avail) {
+        // q ones, a zero, b − 1 remainder bits, and one more when those are ≥ u (see encode()).
+        std::uint64_t x = (buffer >> (unary + 1)) & remainder_mask;
+        const std::uint64_t longer = x >= u_;  // a coin flip: blended with a mask, never branched on
+        const std::uint64_t extended = ((x << 1) | ((buffer >> (unary + b_)) & 1)) - u_;
+        x ^= (x ^ extended) & (0 - longer);
+        const unsigned length = unary + b_ + static_cast<unsigned>(longer);
+        gap = unary * m_ + x;
+        buffer >>= length;
+        avail -= length;
+        pos += length;
+        if (pos > end) return false;
+      } else {  // a code longer than the buffer holds (a run of ones): the general decoder, then restart
+        if (!decode(pos, end, gap)) return false;
+        restart();
+      }
       value += gap + 1;
       if (value >= v) return value == v;
     }
@@ -155,9 +204,11 @@ class golomb_coded_set {
   /// Keys given (duplicates included): n in the range n·2^P.
   std::uint64_t inserted() const noexcept { return items_; }
   std::uint64_t stored_values() const noexcept { return stored_; }
-  /// 1 − (1 − 1/N)^stored ≈ stored / N with N = n·2^P: an absent key's value hits one of the stored ones.
+  /// stored / N with N = n·2^P: an absent key's value is uniform in [0, N) and the stored values are
+  /// distinct, so it is one of them with exactly that probability (a little under 2^−P, as colliding
+  /// keys share a value).
   double predicted_fpr() const noexcept {
-    return items_ == 0 ? 0.0 : -std::expm1(static_cast<double>(stored_) * std::log1p(-1.0 / static_cast<double>(range_)));
+    return items_ == 0 ? 0.0 : static_cast<double>(stored_) / static_cast<double>(range_);
   }
   std::size_t size_in_bytes() const noexcept {
     return sizeof(*this) + bits_.size() * 8 + offsets_.size() * 4 + bases_.size() * 8;
