@@ -216,7 +216,11 @@ class basic_xor_filter {
   std::size_t count_contained(const R& keys) const {
     std::size_t hits = 0;
     pipelined(keys, [&](std::span<const probe> batch) {
-      for (const probe& q : batch) hits += answer(q);
+      // A local sum: `hits` lives in memory that the compiler must assume aliased, and adding to it there
+      // would chain every key's answer through a store and a load.
+      std::size_t batch_hits = 0;
+      for (const probe& q : batch) batch_hits += answer(q);
+      hits += batch_hits;
     });
     return hits;
   }
@@ -330,9 +334,9 @@ class basic_xor_filter {
   Fingerprint* slots() noexcept { return reinterpret_cast<Fingerprint*>(storage_.data()); }
   const Fingerprint* slots() const noexcept { return reinterpret_cast<const Fingerprint*>(storage_.data()); }
 
-  bool answer(const probe& q) const noexcept {
-    return keys_ != 0 && static_cast<Fingerprint>(*q.a ^ *q.b ^ *q.c) == q.fp;
-  }
+  /// An empty filter's probes read a zero slot three times and expect 1: no, without a test per key.
+  static bool answer(const probe& q) noexcept { return static_cast<Fingerprint>(*q.a ^ *q.b ^ *q.c) == q.fp; }
+  static constexpr Fingerprint empty_slot = 0;
   template <class R, class Use>
   void pipelined(const R& items, Use&& use) const {
     const Fingerprint* b = slots();
@@ -343,7 +347,7 @@ class basic_xor_filter {
         items, [h = hasher_](const auto& k) { return hash_key(h, k); },
         [=](const digest& d) {
           const std::uint64_t x = detail::seeded_hash(d.low, s);
-          if (empty) return probe{b, b, b, 0};  // answer() says no without reading
+          if (empty) return probe{&empty_slot, &empty_slot, &empty_slot, 1};
           const auto p = g.positions(x);
           detail::prefetch_read(b + p[0]);
           detail::prefetch_read(b + p[1]);
