@@ -1,0 +1,159 @@
+// Forged files for every kind: random edits to the payload, to header fields, to the length, and both at
+// once, with both checksums recomputed as a forger would. Each must either load into a filter that then
+// answers, inserts, erases and saves without reading out of bounds (the sanitizer builds watch), or be
+// refused with a format_error; never another exception, never a crash.
+#include <gtest/gtest.h>
+
+#include <xxhash.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "blume/any_filter.hpp"
+#include "blume/blume.hpp"
+
+namespace {
+
+using namespace blume;
+
+template <class F>
+void use(F& f) {
+  for (std::uint64_t k = 0; k < 100; ++k) (void)f.contains(k * 7919);
+  std::vector<std::uint64_t> keys(64);
+  for (std::uint64_t k = 0; k < keys.size(); ++k) keys[k] = k;
+  (void)f.count_contained(keys);
+  if constexpr (requires { f.insert(std::uint64_t{1}); }) {
+    for (std::uint64_t k = 0; k < 30; ++k) f.insert(k + 1000);
+  }
+  if constexpr (requires { f.erase(std::uint64_t{1}); }) {
+    for (std::uint64_t k = 0; k < 30; ++k) f.erase(k);
+  }
+  if constexpr (requires { f.predicted_fpr(); }) (void)f.predicted_fpr();
+  (void)to_bytes(f);
+}
+
+void put_header(std::vector<std::byte>& bytes, const file_header& h) {
+  const auto encoded = encode_header(h);
+  std::copy(encoded.begin(), encoded.end(), bytes.begin());
+}
+
+/// One forged variant of `good`, both checksums valid.
+std::vector<std::byte> forge(const std::vector<std::byte>& good, std::mt19937_64& rng) {
+  std::vector<std::byte> bytes = good;
+  const std::size_t payload = bytes.size() - header_size;
+  const auto flip_payload_byte = [&] {
+    if (payload != 0) bytes[header_size + rng() % payload] ^= static_cast<std::byte>(1 + rng() % 255);
+  };
+  switch (rng() % 4) {
+    case 0:
+      for (int e = 1 + static_cast<int>(rng() % 4); e > 0; --e) flip_payload_byte();
+      break;
+    case 1: {
+      file_header h = decode_header(bytes);
+      const std::uint64_t v = rng() % 3 == 0 ? rng() : rng() % 2 ? rng() % 70 : std::uint64_t{1} << (rng() % 64);
+      switch (rng() % 9) {
+        case 0: h.bits = v; break;
+        case 1: h.hashes = static_cast<std::uint32_t>(v); break;
+        case 2: h.block_bits = static_cast<std::uint32_t>(v); break;
+        case 3: h.inserted = v; break;
+        case 4: h.seed = v; break;
+        default: h.extra[rng() % h.extra.size()] = v; break;
+      }
+      put_header(bytes, h);
+      break;
+    }
+    case 2: {
+      bytes.resize(header_size + rng() % (payload + 64), std::byte{0});
+      if (rng() % 2 != 0) {
+        file_header h = decode_header(bytes);
+        h.payload_size = bytes.size() - header_size;
+        put_header(bytes, h);
+      }
+      break;
+    }
+    default: {
+      flip_payload_byte();
+      file_header h = decode_header(bytes);
+      h.extra[rng() % h.extra.size()] ^= std::uint64_t{1} << (rng() % 64);
+      put_header(bytes, h);
+      break;
+    }
+  }
+  file_header h = decode_header(bytes);
+  h.payload_checksum = XXH64(bytes.data() + header_size, bytes.size() - header_size, 0);
+  put_header(bytes, h);
+  return bytes;
+}
+
+template <class F>
+void check_forgeries(const std::string& name, const F& original, std::uint64_t seed) {
+  SCOPED_TRACE(name);
+  const std::vector<std::byte> good = to_bytes(original);
+  std::mt19937_64 rng(seed);
+  std::size_t loaded = 0, refused = 0;
+  for (int round = 0; round < 400; ++round) {
+    const std::vector<std::byte> bytes = forge(good, rng);
+    try {
+      F f = from_bytes<F>(bytes);
+      ++loaded;
+      use(f);
+    } catch (const format_error&) {
+      ++refused;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "round " << round << ": not a format_error: " << e.what();
+    }
+  }
+  EXPECT_GT(refused, 0u) << "some forgeries are caught";
+  EXPECT_EQ(loaded + refused, 400u);
+}
+
+std::vector<std::uint64_t> keys() {
+  std::vector<std::uint64_t> k(3000);
+  for (std::uint64_t i = 0; i < k.size(); ++i) k[i] = i * 7919;
+  return k;
+}
+
+template <class F>
+F filled(F f) {
+  for (const std::uint64_t k : keys()) f.insert(k);
+  return f;
+}
+
+TEST(HostileFiles, BloomKinds) {
+  check_forgeries("bloom", filled(bloom_filter<>(3000, 0.01)), 1);
+  check_forgeries("partitioned", filled(partitioned_bloom_filter<>(3000, 0.01)), 2);
+  check_forgeries("blocked", filled(blocked_bloom_filter<>(3000, 0.01)), 3);
+  check_forgeries("split-block", filled(split_block_bloom_filter<>(3000, 0.01)), 4);
+}
+
+TEST(HostileFiles, DynamicKinds) {
+  check_forgeries("counting", filled(counting_bloom_filter<>(3000, 0.01)), 5);
+  check_forgeries("cuckoo", filled(cuckoo_filter<>(3000, 0.01)), 6);
+  cuckoo_geometry g;
+  g.buckets = 100;
+  g.expansion = 2;
+  check_forgeries("grown cuckoo", filled(cuckoo_filter<>(g)), 7);
+  check_forgeries("quotient", filled(quotient_filter<>(3000, 0.01)), 8);
+  check_forgeries("scalable", filled(scalable_bloom_filter<>(300, 0.01)), 9);
+  check_forgeries("stable", filled(std::get<stable_bloom_filter<>>(make_filter(filter_kind::stable, 3000, 0.01))), 10);
+  check_forgeries("aging", filled(aging_bloom_filter<>(3000, 0.01)), 11);
+}
+
+TEST(HostileFiles, StaticKinds) {
+  const auto k = keys();
+  check_forgeries("xor8", xor8_filter<>::build(k), 12);
+  check_forgeries("xor16", xor16_filter<>::build(k), 13);
+  check_forgeries("fuse8", fuse8_filter<>::build(k), 14);
+  check_forgeries("fuse16", fuse16_filter<>::build(k), 15);
+  check_forgeries("gcs", golomb_coded_set<>::build(k, 8, xxh3_hasher::default_seed, 64), 16);
+  std::vector<std::uint32_t> values(k.size());
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::uint32_t>(i % 1000);
+  check_forgeries("bloomier", bloomier_filter<>::build(k, values, 10), 17);
+  std::vector<std::uint64_t> excluded(30'000);
+  for (std::uint64_t i = 0; i < excluded.size(); ++i) excluded[i] = i * 7919 + 1;
+  check_forgeries("cascade", cascade_filter::build(k, excluded), 18);
+}
+
+}  // namespace
