@@ -182,32 +182,47 @@ int run_plan(const plan_options& o) {
     kinds.push_back(*o.kind);
   } else {
     kinds.assign(all_kinds.begin(), all_kinds.end());
+    if (o.value_bits) kinds.push_back(filter_kind::bloomier);
+    if (o.excluded) kinds.push_back(filter_kind::cascade);
   }
   const double n = static_cast<double>(o.items);
   if (o.memory_bytes) {
     std::printf("%llu items in %s (%s bits per key):\n\n", static_cast<unsigned long long>(o.items),
                 human_bytes(static_cast<double>(*o.memory_bytes)).c_str(),
                 fixed(static_cast<double>(*o.memory_bytes) * 8 / n, 2).c_str());
-  } else {
+  } else if (o.fpr) {
     std::printf("%llu items at a false-positive rate of %s:\n\n", static_cast<unsigned long long>(o.items),
                 percent(*o.fpr).c_str());
+  } else {  // a cascade alone: exact on its universe
+    std::printf("%llu included keys against %llu excluded ones, exact on both:\n\n",
+                static_cast<unsigned long long>(o.items), static_cast<unsigned long long>(*o.excluded));
   }
   std::printf("%-12s %16s %12s %4s %9s %14s\n", "kind", "bits", "memory", "k", "bits/key", "predicted FPR");
   double best_rate = 1;
   for (const filter_kind k : kinds) {
     filter_plan p;
     try {
-      p = o.memory_bytes ? plan_for_bits(o.items, std::min<std::uint64_t>(*o.memory_bytes * 8, max_filter_bits), k)
-                         : plan_for(o.items, *o.fpr, k);
+      if (k == filter_kind::cascade && o.excluded) {
+        p = plan_cascade(o.items, *o.excluded);  // its size follows from the two sets alone
+      } else if (o.memory_bytes) {
+        p = plan_for_bits(o.items, std::min<std::uint64_t>(*o.memory_bytes * 8, max_filter_bits), k);
+      } else if (k == filter_kind::bloomier && o.value_bits) {
+        p = plan_bloomier(o.items, *o.fpr, *o.value_bits);
+      } else {
+        p = plan_for(o.items, *o.fpr, k);
+      }
     } catch (const invalid_argument& e) {
       std::printf("%-12s %s\n", std::string(kind_name(k)).c_str(), e.what());
       continue;
     }
-    best_rate = std::min(best_rate, p.predicted_fpr);
+    // A cascade's k column is its levels, and it has no false positives on its universe.
+    const bool exact = k == filter_kind::cascade;
+    if (!exact) best_rate = std::min(best_rate, p.predicted_fpr);
     std::printf("%-12s %16llu %12s %4u %9s %14s\n", std::string(kind_name(k)).c_str(),
                 static_cast<unsigned long long>(p.bits), human_bytes(static_cast<double>(p.bytes)).c_str(), p.hashes,
-                fixed(p.bits_per_key(), 2).c_str(), percent(p.predicted_fpr).c_str());
+                fixed(p.bits_per_key(), 2).c_str(), exact ? "exact" : percent(p.predicted_fpr).c_str());
   }
+  if (!o.fpr && !o.memory_bytes) return 0;  // a cascade alone: no rate to compare with
   const double rate = o.fpr ? *o.fpr : best_rate;
   // A std::unordered_set<std::string>: a 32-byte string object and an 8-byte hash in a node, malloc's
   // 16-byte chunk header, a bucket pointer, and the key's own heap block once it outgrows the string's

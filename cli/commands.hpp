@@ -18,6 +18,8 @@ struct plan_options {
   std::optional<std::uint64_t> memory_bytes;
   std::optional<filter_kind> kind;
   std::uint64_t key_bytes = 24;
+  std::optional<std::uint32_t> value_bits;  // bloomier rows: the values' width
+  std::optional<std::uint64_t> excluded;    // cascade rows: |S| (items is |R|)
 };
 int run_plan(const plan_options& o);
 

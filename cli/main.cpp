@@ -42,13 +42,17 @@ int main(int argc, char** argv) {
   const std::string kinds_help = "filter kind: " + known_kinds();
 
   // plan
-  std::string plan_items, plan_fpr, plan_memory, plan_kind, plan_key_bytes = "24";
+  std::string plan_items, plan_fpr, plan_memory, plan_kind, plan_key_bytes = "24", plan_excluded;
+  std::uint32_t plan_value_bits = 0;
   CLI::App* plan = app.add_subcommand("plan", "Size a filter: bits, memory, k and predicted FPR for each kind");
   plan->add_option("--items", plan_items, "keys the filter must hold (e.g. 100M)")->required();
   plan->add_option("--fpr", plan_fpr, "target false-positive rate (1% or 0.01)");
   plan->add_option("--memory", plan_memory, "memory budget instead of a rate (e.g. 120MiB): what FPR it gives");
   plan->add_option("--kind", plan_kind, kinds_help + " (default: every kind)");
   plan->add_option("--key-bytes", plan_key_bytes, "average key length, for the hash-set comparison")->capture_default_str();
+  plan->add_option("--value-bits", plan_value_bits, "bloomier: bits per value (1-32); adds the bloomier row");
+  plan->add_option("--excluded", plan_excluded,
+                   "cascade: keys of the excluded set (--items is the included set); adds the cascade row");
 
   // build
   std::string build_items, build_fpr = "1%", build_kind, build_format = "lines";
@@ -139,8 +143,19 @@ int main(int argc, char** argv) {
       if (o.items == 0) throw blume::invalid_argument("--items must be at least 1");
       if (!plan_fpr.empty()) o.fpr = cli::parse_rate(plan_fpr, "--fpr");
       if (!plan_memory.empty()) o.memory_bytes = cli::parse_bytes(plan_memory, "--memory");
-      if (o.fpr.has_value() == o.memory_bytes.has_value()) throw blume::invalid_argument("give either --fpr or --memory");
       if (!plan_kind.empty()) o.kind = kind_option(plan_kind);
+      if (plan->count("--value-bits") != 0) {
+        if (plan_value_bits == 0 || plan_value_bits > 32)
+          throw blume::invalid_argument("--value-bits must be in [1, 32], got " + std::to_string(plan_value_bits));
+        o.value_bits = plan_value_bits;
+      }
+      if (!plan_excluded.empty()) o.excluded = cli::parse_count(plan_excluded, "--excluded", 1e15);
+      const bool cascade_only = o.kind == blume::filter_kind::cascade;  // exact: no rate to give
+      if (o.fpr.has_value() == o.memory_bytes.has_value() && !(cascade_only && !o.memory_bytes))
+        throw blume::invalid_argument("give either --fpr or --memory");
+      if (o.kind == blume::filter_kind::bloomier && !o.value_bits)
+        throw blume::invalid_argument("--kind bloomier: give the values' width with --value-bits");
+      if (cascade_only && !o.excluded) throw blume::invalid_argument("--kind cascade: give the excluded set's size with --excluded");
       o.key_bytes = cli::parse_count(plan_key_bytes, "--key-bytes", 1e6);
       return cli::run_plan(o);
     }

@@ -243,4 +243,48 @@ TEST(CascadeFilter, TruncatedCorruptAndForgedFilesAreRejected) {
   }
 }
 
+// ---- planning ------------------------------------------------------------------------------------------
+
+TEST(BloomierPlan, IsTheBuiltMapsSizeAndRate) {
+  const auto keys = present_keys(100'000);
+  std::vector<std::uint32_t> values(keys.size());
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::uint32_t>(i % 1024);
+  const blume::filter_plan plan = blume::plan_bloomier(keys.size(), 0.004, 10);
+  EXPECT_EQ(plan.hashes, 8u) << "⌈log2(1/0.004)⌉ check bits";
+  EXPECT_EQ(plan.predicted_fpr, std::ldexp(1.0, -8));
+  const auto map = blume::bloomier_filter<>::build(keys, values, 10, plan.hashes);
+  EXPECT_EQ(map.parameters().bits, plan.bits);
+  // 1.125 to 1.25 slots per key of f + v bits (the binary fuse layout needs more at small n).
+  EXPECT_GT(plan.bits_per_key(), 18 * 1.125);
+  EXPECT_LT(plan.bits_per_key(), 18 * 1.25);
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { blume::plan_for(1000, 0.01, blume::filter_kind::bloomier); }),
+                       "plan_bloomier"));
+  EXPECT_THROW(blume::plan_bloomier(1000, 0.01, 0), blume::invalid_argument);
+  EXPECT_THROW(blume::plan_bloomier(1000, 0.01, 33), blume::invalid_argument);
+  EXPECT_THROW(blume::plan_bloomier(1000, 1.5, 8), blume::invalid_argument);
+}
+
+TEST(CascadePlan, PredictsTheBuiltCascadesSize) {
+  for (const auto& [r, s] : {std::pair{10'000u, 100'000u}, std::pair{50'000u, 50'000u}, std::pair{1'000u, 300'000u}}) {
+    SCOPED_TRACE(std::to_string(r) + " included, " + std::to_string(s) + " excluded");
+    const auto included = present_keys(r);
+    const auto excluded = absent_keys(s);
+    const blume::cascade_filter c = blume::cascade_filter::build(included, excluded);
+    const blume::filter_plan plan = blume::plan_cascade(r, s);
+    EXPECT_EQ(plan.predicted_fpr, 0.0) << "exact on the universe";
+    EXPECT_NEAR(static_cast<double>(plan.bits), static_cast<double>(c.parameters().bits),
+                0.1 * static_cast<double>(c.parameters().bits));
+    // The deepest levels hold a handful of keys each, so their number follows the real false positives.
+    EXPECT_NEAR(static_cast<double>(plan.hashes), static_cast<double>(c.level_count()),
+                std::max(3.0, 0.2 * static_cast<double>(c.level_count())))
+        << "levels";
+    EXPECT_NEAR(static_cast<double>(plan.bytes), static_cast<double>(blume::to_bytes(c).size() - blume::header_size),
+                0.1 * static_cast<double>(plan.bytes));
+  }
+  EXPECT_EQ(blume::plan_cascade(1000, 0).hashes, 1u) << "nothing to exclude: one level";
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { blume::plan_for(1000, 0.01, blume::filter_kind::cascade); }),
+                       "plan_cascade"));
+  EXPECT_THROW(blume::plan_cascade(0, 10), blume::invalid_argument);
+}
+
 }  // namespace

@@ -592,10 +592,65 @@ inline filter_plan plan_for(std::uint64_t items, double fpr, filter_kind kind = 
     case filter_kind::fuse8:
     case filter_kind::fuse16: return detail::plan_static(kind, items, fpr);
     case filter_kind::gcs: return detail::plan_gcs(items, std::clamp(static_cast<int>(std::ceil(-std::log2(fpr))), 1, 32));
+    // Sized by inputs that a key count and a rate do not give: the values' width, the excluded set.
     case filter_kind::bloomier:
-    case filter_kind::cascade: break;  // sized by their own inputs (values' width; the excluded set)
+      throw invalid_argument("a bloomier map's size depends on its values' width: plan it with "
+                             "plan_bloomier(items, fpr, value_bits)");
+    case filter_kind::cascade:
+      throw invalid_argument("a cascade's size depends on both sets: plan it with plan_cascade(included, excluded)");
   }
   throw invalid_argument("plan_for does not support the '" + std::string(kind_name(kind)) + "' kind");
+}
+
+/// A Bloomier map (bloomier_filter) of `items` distinct keys to values of `value_bits` bits (1 … 32) that
+/// reports an absent key absent except at a rate of at most `fpr`: f = ⌈log2(1/fpr)⌉ check bits (1 … 32),
+/// rate 2^−f, and the binary fuse layout's slots for the keys, each f + v bits wide. bits = slots·(f + v),
+/// hashes = f; bytes is the table with its 8 bytes of slack, what the filter allocates.
+inline filter_plan plan_bloomier(std::uint64_t items, double fpr, std::uint32_t value_bits) {
+  detail::check_plan_inputs(items, fpr);
+  if (value_bits == 0 || value_bits > 32)
+    throw invalid_argument("Bloomier filter: value bits must be in [1, 32], got " + std::to_string(value_bits));
+  const int f = std::clamp(static_cast<int>(std::ceil(-std::log2(fpr))), 1, 32);
+  const std::uint64_t slots = math::fuse_shape_for(items).slots();
+  const double bits = static_cast<double>(slots) * (f + value_bits);
+  detail::check_bits(bits, items, fpr);
+  filter_plan p;
+  p.kind = filter_kind::bloomier;
+  p.items = items;
+  p.bits = static_cast<std::uint64_t>(bits);
+  p.hashes = static_cast<std::uint32_t>(f);
+  p.bytes = (p.bits + 7) / 8 + 8;
+  p.predicted_fpr = std::ldexp(1.0, -f);
+  return p;
+}
+
+/// The expected shape of cascade_filter::build(R, S) for `included` = |R| and `excluded` = |S| distinct
+/// keys. Level 1 holds R at CRLite's rate |R|·√½ / |S| (clamped to [1e−9, ½]; ½ when S is empty), and
+/// every later level, at rate ½, the keys of the other set that the level before it admitted: expected
+/// n₂ = |S|·ε₁, n₃ = |R|·ε₂, n_{i+1} = n_{i−1}·ε_i, each level a classic filter planned by plan_for, until
+/// fewer than one key is expected. bits = the levels' bits, hashes = the number of levels, bytes = the
+/// payload (the levels' words and 24 bytes of parameters each), predicted_fpr = 0: the cascade is exact on
+/// R ∪ S (keys outside it get no guarantee). An estimate: the real levels follow the real false positives.
+inline filter_plan plan_cascade(std::uint64_t included, std::uint64_t excluded) {
+  if (included == 0) throw invalid_argument("a cascade needs at least one included key, got 0");
+  filter_plan p;
+  p.kind = filter_kind::cascade;
+  p.items = included;
+  double keys = static_cast<double>(included), other = static_cast<double>(excluded);
+  for (std::uint32_t level = 0; keys >= 1.0; ++level) {
+    if (level == 64) throw invalid_argument("a cascade of these sets would need more than 64 levels");
+    double rate = 0.5;
+    if (level == 0 && excluded != 0)
+      rate = std::clamp(keys * std::sqrt(0.5) / other, 1e-9, 0.5);
+    const filter_plan l = plan_for(static_cast<std::uint64_t>(std::llround(keys)), rate, filter_kind::bloom);
+    p.bits += l.bits;
+    p.bytes += l.bytes + 24;
+    ++p.hashes;
+    const double admitted = other * l.predicted_fpr;  // the other set's keys this level lets through
+    other = keys;
+    keys = admitted;
+  }
+  return p;
 }
 
 /// The inverse question: the best false-positive rate `items` keys get in a budget of `bits` bits (rounded

@@ -71,6 +71,28 @@ class Plan(Tool):
         self.assertIn("0.794%", out)
         self.assertEqual(run("plan", "--items", "1M", "--fpr", "0.01", "--kind", "cuckoo", check=0).returncode, 0)
 
+    def test_maps_and_cascades_from_their_own_inputs(self):
+        out = run("plan", "--items", "1M", "--fpr", "0.4%", "--kind", "bloomier", "--value-bits", "8",
+                  check=0).stdout.decode()
+        row = next(line for line in out.splitlines() if line.startswith("bloomier"))
+        self.assertEqual(row.split()[4], "8", row)  # 8 check bits for 0.4%: rate 2^-8 (after "2.16 MiB")
+        self.assertIn("0.391%", row)
+        out = run("plan", "--items", "20000", "--kind", "cascade", "--excluded", "2M", check=0).stdout.decode()
+        self.assertIn("exact on both", out)
+        row = next(line for line in out.splitlines() if line.startswith("cascade"))
+        self.assertIn("exact", row)
+        self.assertLess(float(row.split()[5]), 20)  # bits per included key: about 1.44·log2(|S|/|R|) + a tail
+        out = run("plan", "--items", "1M", "--fpr", "1%", "--value-bits", "4", "--excluded", "5M",
+                  check=0).stdout.decode()
+        self.assertIn("split-block", out)  # every kind, then the two with their own inputs
+        self.assertIn("bloomier", out)
+        self.assertIn("cascade", out)
+        self.assertFails(("plan", "--items", "1M", "--fpr", "1%", "--kind", "bloomier"), "--value-bits")
+        self.assertFails(("plan", "--items", "1M", "--kind", "cascade"), "--excluded")
+        self.assertFails(("plan", "--items", "1M", "--fpr", "1%", "--kind", "bloomier", "--value-bits", "40"),
+                         "--value-bits")
+        self.assertFails(("plan", "--items", "1M", "--fpr", "1%", "--value-bits", "0"), "--value-bits")
+
     def test_bad_numbers(self):
         self.assertFails(("plan", "--items", "100M", "--fpr", "2"), "--fpr")
         self.assertFails(("plan", "--items", "-5", "--fpr", "1%"), "--items")
