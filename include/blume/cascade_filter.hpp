@@ -58,12 +58,9 @@ class cascade_filter {
     c.included_ = sorted_r.size();
     c.excluded_ = s.size();
     std::vector<digest> in = std::move(sorted_r), out = std::move(s);
-    constexpr double p = 0.5;
     for (std::size_t level = 0; !in.empty(); ++level) {
       if (level == max_levels) throw invalid_argument("cascade filter: more than 64 levels needed");
-      double rate = p;
-      if (level == 0 && !out.empty())
-        rate = std::clamp(static_cast<double>(in.size()) * std::sqrt(p) / static_cast<double>(out.size()), 1e-9, p);
+      const double rate = level == 0 ? math::cascade_first_level_rate(in.size(), out.size()) : 0.5;
       bloom_filter<> f(in.size(), rate, seed + level + 1);
       for (const digest& d : in) f.insert(rehash(d, level));
       std::vector<digest> admitted;  // keys of the other set this level wrongly admits

@@ -219,6 +219,13 @@ inline double cuckoo_fpr(double load, double bucket_size, double fingerprint_bit
   return -std::expm1(2.0 * bucket_size * load * std::log1p(-per_slot));
 }
 
+/// The rate of a filter cascade's first level (CRLite, Larisch et al. 2017): |R|·√p / |S| with p = ½, the
+/// rate of every deeper level, clamped to [1e−9, ½]; ½ when S is empty.
+inline double cascade_first_level_rate(std::uint64_t included, std::uint64_t excluded) noexcept {
+  if (excluded == 0) return 0.5;
+  return std::clamp(static_cast<double>(included) * std::sqrt(0.5) / static_cast<double>(excluded), 1e-9, 0.5);
+}
+
 /// The false-positive rate of a kind with m bits and k probes holding n items.
 /// For cuckoo, m is the table's bits (buckets·b·f) and k the fingerprint bits f, with b =
 /// cuckoo_default_bucket_size; the load is then n·f/m.
@@ -639,9 +646,7 @@ inline filter_plan plan_cascade(std::uint64_t included, std::uint64_t excluded) 
   double keys = static_cast<double>(included), other = static_cast<double>(excluded);
   for (std::uint32_t level = 0; keys >= 1.0; ++level) {
     if (level == 64) throw invalid_argument("a cascade of these sets would need more than 64 levels");
-    double rate = 0.5;
-    if (level == 0 && excluded != 0)
-      rate = std::clamp(keys * std::sqrt(0.5) / other, 1e-9, 0.5);
+    const double rate = level == 0 ? math::cascade_first_level_rate(included, excluded) : 0.5;
     const filter_plan l = plan_for(static_cast<std::uint64_t>(std::llround(keys)), rate, filter_kind::bloom);
     p.bits += l.bits;
     p.bytes += l.bytes + 24;

@@ -96,20 +96,24 @@ bool peel_indexed(std::span<const std::uint64_t> hashes, std::uint64_t slots, Po
   std::size_t tail = 0;
   std::vector<Index> order;  // own slots, in peeling order (after the two sides' orders, when split)
   std::vector<Index> first_order, second_order;
-  const auto remove = [&](std::uint64_t i) {
-    if ((count[i] >> 2) != 1) return;  // another removal emptied it meanwhile
-    const std::uint64_t h = xor_hash[i];
-    const unsigned own = count[i] & 3;
-    order.push_back(static_cast<Index>(i));
-    const std::array<std::uint64_t, 3> p = positions(h);
+  // Takes key h (slots p, its own the j = own one) out of its two other slots; each slot that is left
+  // with one key goes on `pending` at `top`. Called from both sides' threads on disjoint slots.
+  const auto release = [&](std::uint64_t h, const std::array<std::uint64_t, 3>& p, unsigned own, Index* pending,
+                           std::size_t& top) {
     for (unsigned j = 0; j < 3; ++j) {
       if (j == own) continue;
       const std::uint64_t s = p[j];
-      queue[tail] = static_cast<Index>(s);
-      tail += (count[s] >> 2) == 2;
+      pending[top] = static_cast<Index>(s);
+      top += (count[s] >> 2) == 2;
       count[s] = static_cast<std::uint8_t>((count[s] - 4) ^ j);
       xor_hash[s] ^= h;
     }
+  };
+  const auto remove = [&](std::uint64_t i) {
+    if ((count[i] >> 2) != 1) return;  // another removal emptied it meanwhile
+    const std::uint64_t h = xor_hash[i];
+    order.push_back(static_cast<Index>(i));
+    release(h, positions(h), count[i] & 3, queue.data(), tail);
   };
   const bool two_sides = Order == peel_order::depth_first && split.first_end < split.second_begin &&
                          split.boundary > 0 && split.boundary < slots;
@@ -138,16 +142,8 @@ bool peel_indexed(std::span<const std::uint64_t> hashes, std::uint64_t slots, Po
           aside.push_back(static_cast<Index>(i));
           continue;
         }
-        const unsigned own = count[i] & 3;
         side_order.push_back(static_cast<Index>(i));
-        for (unsigned j = 0; j < 3; ++j) {
-          if (j == own) continue;
-          const std::uint64_t s = p[j];
-          stack[top] = static_cast<Index>(s);
-          top += (count[s] >> 2) == 2;
-          count[s] = static_cast<std::uint8_t>((count[s] - 4) ^ j);
-          xor_hash[s] ^= h;
-        }
+        release(h, p, count[i] & 3, stack, top);
       }
     };
     std::thread other([&] { peel_side(split.boundary, slots, second_order, second_aside); });
