@@ -15,6 +15,8 @@
 #include <variant>
 #include <vector>
 
+#include <optional>
+
 #include "blume/any_filter.hpp"
 #include "blume/plan.hpp"
 #include "keys.hpp"
@@ -159,6 +161,79 @@ std::vector<std::string_view> split(std::string_view block, char delimiter, unsi
   return out;
 }
 
+// ---- writing ----------------------------------------------------------------------------------------
+
+/// Locks the file a command is about to replace, so concurrent writers serialise (see blume::file_lock).
+/// Standard output needs no lock.
+void lock_target(std::optional<file_lock>& lock, const std::string& path, bool no_wait) {
+  if (path == "-") return;
+  try {
+    lock.emplace(path, no_wait ? file_lock::mode::no_wait : file_lock::mode::wait);
+  } catch (const file_locked& e) {
+    throw file_locked(std::string(e.what()) + " (--no-wait)");
+  }
+}
+
+/// Writes a command's filter: to a file atomically, or to standard output for "-".
+void write_output(const any_filter& f, const std::string& path, const filter_design& design) {
+  if (path != "-") {
+    save_filter(f, path, design);
+    return;
+  }
+  if (::isatty(STDOUT_FILENO) != 0)
+    throw invalid_argument("refusing to write a binary filter to a terminal: redirect standard output or give --output FILE");
+  std::fflush(stdout);
+  write_filter(f, STDOUT_FILENO, "standard output", design);
+}
+
+// ---- overfill -----------------------------------------------------------------------------------------
+
+/// A fixed-size filter given more keys than it was planned for keeps answering, but "maybe" loses its
+/// meaning: past a rate this many times the target, writers refuse unless told otherwise.
+constexpr double overfill_tolerance = 1.5;
+
+struct fill_state {
+  double count;        // distinct keys, estimated from the filter's own fill
+  double capacity;     // what it was planned for
+  double rate;         // its false-positive rate at `count`
+  double target;       // its rate at `capacity`
+  bool inferred;       // no design record: capacity and target read off the geometry
+};
+
+/// The fill of a fixed-size bit-array filter (other kinds grow, forget, refuse when full, or are static).
+template <class F>
+std::optional<fill_state> fill_of(const F& f, const filter_design& design) {
+  if constexpr (bit_array<F>) {
+    fill_state s{};
+    s.inferred = !design.recorded();
+    s.capacity = s.inferred ? static_cast<double>(f.bits()) * math::ln2 / f.hashes() : static_cast<double>(design.items);
+    s.target = s.inferred ? f.predicted_fpr_at(s.capacity) : design.fpr;
+    s.count = f.estimated_count();
+    s.rate = f.predicted_fpr_at(s.count);
+    return s;
+  } else {
+    return std::nullopt;
+  }
+}
+
+std::string count_text(double count) {
+  return std::isfinite(count) ? "about " + std::to_string(static_cast<std::uint64_t>(std::llround(count))) + " distinct keys"
+                              : "enough distinct keys to set every bit";
+}
+
+/// Throws when `f` is filled past the tolerance: `what` says what would have happened, `remedy` how to
+/// get a filter that holds the keys.
+template <class F>
+void refuse_overfill(const F& f, const filter_design& design, const std::string& what, const std::string& remedy) {
+  const std::optional<fill_state> s = fill_of(f, design);
+  if (!s || !(s->rate > overfill_tolerance * s->target)) return;
+  throw invalid_argument(what + ": " + count_text(s->count) + " against a capacity of " +
+                         std::to_string(static_cast<std::uint64_t>(std::llround(s->capacity))) +
+                         (s->inferred ? " (inferred from its geometry)" : "") + " would raise its false-positive rate to " +
+                         percent(s->rate) + " (target " + percent(s->target) + "); " + remedy +
+                         ", or pass --allow-overfill");
+}
+
 }  // namespace
 
 filter_kind default_kind(std::uint64_t items, double fpr) {
@@ -176,6 +251,19 @@ filter_kind default_kind(std::uint64_t items, double fpr) {
 
 // ---- plan -------------------------------------------------------------------------------------------
 
+namespace {
+
+/// A budget that buys a rate this high buys nothing useful: half the absent keys would pass.
+constexpr double useless_rate = 0.5;
+
+struct plan_row {
+  filter_kind kind;
+  std::optional<filter_plan> plan;
+  std::string problem;  // why there is no plan
+};
+
+}  // namespace
+
 int run_plan(const plan_options& o) {
   std::vector<filter_kind> kinds;
   if (o.kind) {
@@ -186,49 +274,108 @@ int run_plan(const plan_options& o) {
     if (o.excluded) kinds.push_back(filter_kind::cascade);
   }
   const double n = static_cast<double>(o.items);
-  if (o.memory_bytes) {
-    std::printf("%llu items in %s (%s bits per key):\n\n", static_cast<unsigned long long>(o.items),
-                human_bytes(static_cast<double>(*o.memory_bytes)).c_str(),
-                fixed(static_cast<double>(*o.memory_bytes) * 8 / n, 2).c_str());
-  } else if (o.fpr) {
-    std::printf("%llu items at a false-positive rate of %s:\n\n", static_cast<unsigned long long>(o.items),
-                percent(*o.fpr).c_str());
-  } else {  // a cascade alone: exact on its universe
-    std::printf("%llu included keys against %llu excluded ones, exact on both:\n\n",
-                static_cast<unsigned long long>(o.items), static_cast<unsigned long long>(*o.excluded));
-  }
-  std::printf("%-12s %16s %12s %4s %9s %14s\n", "kind", "bits", "memory", "k", "bits/key", "predicted FPR");
+  // The largest filter blume builds: a bigger budget is capped, and says so.
+  const bool capped = o.memory_bytes && *o.memory_bytes > max_filter_bits / 8;
+  const std::uint64_t budget_bits = o.memory_bytes ? std::min<std::uint64_t>(*o.memory_bytes, max_filter_bits / 8) * 8 : 0;
+  std::vector<plan_row> rows;
   double best_rate = 1;
+  bool any_useful = false;
   for (const filter_kind k : kinds) {
-    filter_plan p;
+    plan_row row{k, std::nullopt, {}};
     try {
       if (k == filter_kind::cascade && o.excluded) {
-        p = plan_cascade(o.items, *o.excluded);  // its size follows from the two sets alone
+        row.plan = plan_cascade(o.items, *o.excluded);  // its size follows from the two sets alone
       } else if (o.memory_bytes) {
-        p = plan_for_bits(o.items, std::min<std::uint64_t>(*o.memory_bytes * 8, max_filter_bits), k);
+        row.plan = plan_for_bits(o.items, budget_bits, k);
+        if (!(row.plan->predicted_fpr < useless_rate)) {
+          row.problem = "budget too small: the rate would be " + percent(row.plan->predicted_fpr);
+          row.plan.reset();
+        }
       } else if (k == filter_kind::bloomier && o.value_bits) {
-        p = plan_bloomier(o.items, *o.fpr, *o.value_bits);
+        row.plan = plan_bloomier(o.items, *o.fpr, *o.value_bits);
       } else {
-        p = plan_for(o.items, *o.fpr, k);
+        row.plan = plan_for(o.items, *o.fpr, k);
       }
     } catch (const invalid_argument& e) {
-      std::printf("%-12s %s\n", std::string(kind_name(k)).c_str(), e.what());
-      continue;
+      row.problem = e.what();
     }
-    // A cascade's k column is its levels, and it has no false positives on its universe.
-    const bool exact = k == filter_kind::cascade;
-    if (!exact) best_rate = std::min(best_rate, p.predicted_fpr);
-    std::printf("%-12s %16llu %12s %4u %9s %14s\n", std::string(kind_name(k)).c_str(),
-                static_cast<unsigned long long>(p.bits), human_bytes(static_cast<double>(p.bytes)).c_str(), p.hashes,
-                fixed(p.bits_per_key(), 2).c_str(), exact ? "exact" : percent(p.predicted_fpr).c_str());
+    if (row.plan) {
+      any_useful = true;
+      if (k != filter_kind::cascade) best_rate = std::min(best_rate, row.plan->predicted_fpr);
+    }
+    rows.push_back(std::move(row));
   }
-  if (!o.fpr && !o.memory_bytes) return 0;  // a cascade alone: no rate to compare with
+  if (o.memory_bytes && !any_useful)
+    throw invalid_argument("--memory " + human_bytes(static_cast<double>(*o.memory_bytes)) + " cannot hold " +
+                           std::to_string(o.items) + " items at any useful rate (" +
+                           fixed(static_cast<double>(budget_bits) / n, 3) + " bits per key; every kind's rate would be " +
+                           percent(useless_rate) + " or more)");
   const double rate = o.fpr ? *o.fpr : best_rate;
   // A std::unordered_set<std::string>: a 32-byte string object and an 8-byte hash in a node, malloc's
   // 16-byte chunk header, a bucket pointer, and the key's own heap block once it outgrows the string's
   // 15-byte inline buffer.
   const double key_heap = o.key_bytes > 15 ? std::ceil((static_cast<double>(o.key_bytes) + 1 + 8) / 16) * 16 : 0;
   const double set_bytes = n * (48 + 8 + 8 + key_heap);
+  const bool compare = o.fpr || o.memory_bytes;  // a cascade alone: no rate to compare with
+
+  if (o.json) {
+    std::string out = "{\"items\": " + std::to_string(o.items);
+    if (o.fpr) out += ", \"fpr\": " + json_number(*o.fpr);
+    if (o.memory_bytes)
+      out += ", \"memory_bytes\": " + std::to_string(*o.memory_bytes) + ", \"capped_to_bytes\": " +
+             (capped ? std::to_string(budget_bits / 8) : std::string("null"));
+    if (o.excluded) out += ", \"excluded\": " + std::to_string(*o.excluded);
+    out += ", \"kinds\": [";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const plan_row& r = rows[i];
+      out += (i ? ", " : "") + std::string("{\"kind\": ") + json_string(kind_name(r.kind));
+      if (r.plan) {
+        const bool exact = r.kind == filter_kind::cascade;
+        out += ", \"bits\": " + std::to_string(r.plan->bits) + ", \"bytes\": " + std::to_string(r.plan->bytes) +
+               ", \"hashes\": " + std::to_string(r.plan->hashes) + ", \"bits_per_key\": " +
+               json_number(r.plan->bits_per_key()) + ", \"predicted_fpr\": " +
+               (exact ? std::string("0") : json_number(r.plan->predicted_fpr));
+      } else {
+        out += ", \"error\": " + json_string(r.problem);
+      }
+      out += "}";
+    }
+    out += "]";
+    if (compare)
+      out += ", \"hash_set_bytes\": " + json_number(set_bytes) + ", \"minimum_bits_per_key\": " +
+             json_number(std::log2(1 / rate));
+    std::printf("%s}\n", out.c_str());
+    return 0;
+  }
+
+  if (o.memory_bytes) {
+    std::printf("%llu items in %s (%s bits per key)%s:\n\n", static_cast<unsigned long long>(o.items),
+                human_bytes(static_cast<double>(budget_bits / 8)).c_str(),
+                fixed(static_cast<double>(budget_bits) / n, 2).c_str(),
+                capped ? (", capped from " + human_bytes(static_cast<double>(*o.memory_bytes)) +
+                          ": the largest filter blume builds").c_str()
+                       : "");
+  } else if (o.fpr) {
+    std::printf("%llu items at a false-positive rate of %s:\n\n", static_cast<unsigned long long>(o.items),
+                percent(*o.fpr).c_str());
+  } else {
+    std::printf("%llu included keys against %llu excluded ones, exact on both:\n\n",
+                static_cast<unsigned long long>(o.items), static_cast<unsigned long long>(*o.excluded));
+  }
+  std::printf("%-12s %16s %12s %4s %9s %14s\n", "kind", "bits", "memory", "k", "bits/key", "predicted FPR");
+  for (const plan_row& r : rows) {
+    if (!r.plan) {
+      std::printf("%-12s %s\n", std::string(kind_name(r.kind)).c_str(), r.problem.c_str());
+      continue;
+    }
+    const filter_plan& p = *r.plan;
+    // A cascade's k column is its levels, and it has no false positives on its universe.
+    const bool exact = r.kind == filter_kind::cascade;
+    std::printf("%-12s %16llu %12s %4u %9s %14s\n", std::string(kind_name(r.kind)).c_str(),
+                static_cast<unsigned long long>(p.bits), human_bytes(static_cast<double>(p.bytes)).c_str(), p.hashes,
+                fixed(p.bits_per_key(), 2).c_str(), exact ? "exact" : percent(p.predicted_fpr).c_str());
+  }
+  if (!compare) return 0;
   std::printf("\nfor comparison:\n");
   std::printf("  a hash set of the keys (std::unordered_set<std::string>, %llu-byte keys): about %s\n",
               static_cast<unsigned long long>(o.key_bytes), human_bytes(set_bytes).c_str());
@@ -332,28 +479,59 @@ any_filter build_cascade(const build_options& o, std::uint64_t& keys) {
 
 }  // namespace
 
-int run_build(const build_options& o) {
+namespace {
+
+void refuse_empty(const build_options& o, std::uint64_t keys, const std::string& input) {
+  if (keys == 0 && !o.allow_empty)
+    throw invalid_argument("no keys in " + (input == "-" ? std::string("standard input") : "'" + input + "'") +
+                           ": refusing to build an empty filter (--allow-empty builds one anyway)");
+}
+
+/// Reports a finished build on a terminal.
+void report_build(const build_options& o, filter_kind kind, std::uint64_t keys) {
+  if (::isatty(STDERR_FILENO) != 0 && o.output != "-")
+    std::fprintf(stderr, "wrote %s: %s filter, %llu keys\n", o.output.c_str(), std::string(kind_name(kind)).c_str(),
+                 static_cast<unsigned long long>(keys));
+}
+
+}  // namespace
+
+int run_build(const build_options& options) {
+  build_options o = options;
+  std::optional<file_lock> lock;
   if (o.kind == filter_kind::bloomier || o.kind == filter_kind::cascade) {
     std::uint64_t keys = 0;
     const any_filter filter = *o.kind == filter_kind::bloomier ? build_bloomier(o, keys) : build_cascade(o, keys);
-    save_filter(filter, o.output);
-    if (::isatty(STDERR_FILENO) != 0)
-      std::fprintf(stderr, "wrote %s: %s, %llu keys\n", o.output.c_str(), std::string(kind_name(*o.kind)).c_str(),
-                   static_cast<unsigned long long>(keys));
+    refuse_empty(o, keys, *o.kind == filter_kind::bloomier ? o.input : o.included);
+    filter_design design;  // a cascade is exact: no rate to record
+    if (const auto* map = std::get_if<bloomier_filter<>>(&filter); map != nullptr && keys != 0)
+      design = {keys, std::ldexp(1.0, -static_cast<int>(map->check_bits()))};
+    lock_target(lock, o.output, o.no_wait);
+    write_output(filter, o.output, design);
+    report_build(o, *o.kind, keys);
     return 0;
   }
   if (o.value_bits || !o.included.empty() || !o.excluded.empty())
     throw invalid_argument("--value-bits, --included and --excluded are for --kind bloomier and --kind cascade");
   key_source source(o.input, o.format);
+  const bool sized_by_input = o.items == 0;
+  if (sized_by_input) {
+    const std::uint64_t counted = source.count_keys();
+    refuse_empty(o, counted, o.input);
+    o.items = std::max<std::uint64_t>(counted, 1);
+  }
   const filter_kind kind = o.kind ? *o.kind : default_kind(o.items, o.fpr);
+  const filter_design design{o.items, o.fpr};
   progress bar(o.progress && ::isatty(STDERR_FILENO) != 0, source.total_bytes());
   std::uint64_t keys = 0, refused = 0, bytes = 0;
   if (is_static(kind)) {
     build_stats stats;
     const any_filter filter = build_static(o, kind, source, bar, keys, stats);
     bar.finish(keys);
-    save_filter(filter, o.output);
-    if (::isatty(STDERR_FILENO) != 0 && stats.attempts != 0)
+    refuse_empty(o, keys, o.input);
+    lock_target(lock, o.output, o.no_wait);
+    write_output(filter, o.output, {std::max<std::uint64_t>(stats.keys != 0 ? stats.keys : keys, 1), o.fpr});
+    if (::isatty(STDERR_FILENO) != 0 && stats.attempts != 0 && o.output != "-")
       std::fprintf(stderr, "wrote %s: %s filter, %llu keys (%llu duplicates dropped); %u seed(s) tried, %s of working memory\n",
                    o.output.c_str(), std::string(kind_name(kind)).c_str(), static_cast<unsigned long long>(stats.keys),
                    static_cast<unsigned long long>(stats.duplicates), stats.attempts,
@@ -393,13 +571,23 @@ int run_build(const build_options& o) {
       },
       filter);
   bar.finish(keys);
+  refuse_empty(o, keys, o.input);
   if (refused != 0)
     throw invalid_argument("the " + std::string(kind_name(kind)) + " filter is full: " + std::to_string(refused) +
-                           " of " + std::to_string(keys) + " keys did not fit; build it with a larger --items");
-  save_filter(filter, o.output);
-  if (::isatty(STDERR_FILENO) != 0)
-    std::fprintf(stderr, "wrote %s: %s filter, %llu keys\n", o.output.c_str(), std::string(kind_name(kind)).c_str(),
-                 static_cast<unsigned long long>(keys));
+                           " of " + std::to_string(keys) + " keys did not fit; build it with a larger --items" +
+                           (sized_by_input ? "" : " (or without --items: build then counts the input)"));
+  if (!o.allow_overfill)
+    std::visit(
+        [&](const auto& f) {
+          refuse_overfill(f, design,
+                          "the " + std::string(kind_name(kind)) + " filter was sized for --items " +
+                              std::to_string(o.items) + " and given " + std::to_string(keys) + " keys",
+                          "build it with a larger --items (or without --items: build then counts the input)");
+        },
+        filter);
+  lock_target(lock, o.output, o.no_wait);
+  write_output(filter, o.output, design);
+  report_build(o, kind, keys);
   return 0;
 }
 
@@ -407,12 +595,19 @@ int run_build(const build_options& o) {
 
 namespace {
 
-/// Calls fn(batch) with batches of keys: the command line's, or standard input's as they arrive.
+/// Calls fn(batch) with batches of keys: the command line's, or standard input's as they arrive. Empty
+/// keys are never in a filter (build skips empty lines): an empty argument is an error, an empty line of
+/// standard input is skipped.
 template <class Fn>
 void for_each_batch(const query_options& o, Fn&& fn) {
   std::vector<std::string_view> batch;
   if (!o.keys.empty()) {
-    for (const std::string& k : o.keys) batch.push_back(k);
+    for (std::size_t i = 0; i < o.keys.size(); ++i) {
+      const std::string_view k = line_key(o.keys[i], o.format);
+      if (k.empty())
+        throw invalid_argument("key " + std::to_string(i + 1) + " is empty: empty keys are never stored (build skips empty lines)");
+      batch.push_back(k);
+    }
     fn(batch);
     return;
   }
@@ -421,6 +616,7 @@ void for_each_batch(const query_options& o, Fn&& fn) {
   source.for_each_block(
       [&](std::string_view block) {
         for_each_key(block, source.delimiter(), [&](std::string_view k) {
+          if (k.empty()) return;
           batch.push_back(k);
           if (batch.size() == 4096) {
             fn(batch);
@@ -466,8 +662,10 @@ int run_query(const query_options& o) {
             any_no |= answers[i] == 0;
             if (o.quiet) continue;
             out.add(batch[i]);
-            // A cascade is exact on the keys it was built from: "yes" rather than "maybe".
-            out.add(answers[i] != 0 ? (F::kind == filter_kind::cascade ? "\tyes\n" : "\tmaybe\n") : "\tno\n");
+            // A cascade is exact on the keys it was built from: "yes" rather than "maybe". A filter that
+            // forgets cannot say "no", only that the key was not seen recently.
+            out.add(answers[i] != 0 ? (F::kind == filter_kind::cascade ? "\tyes\n" : "\tmaybe\n")
+                                    : (forgets_v<F> ? "\tabsent\n" : "\tno\n"));
           }
           out.flush();  // answers keep pace with an interactive stream
         });
@@ -477,6 +675,9 @@ int run_query(const query_options& o) {
 }
 
 int run_update(const query_options& o, update what) {
+  std::optional<file_lock> lock;
+  lock_target(lock, o.file, o.no_wait);  // held until the new file has replaced the old one
+  const filter_design design = read_header(o.file).design;
   any_filter filter = open_filter(o.file);
   std::uint64_t done = 0, total = 0, refused = 0;
   output out;
@@ -513,7 +714,14 @@ int run_update(const query_options& o, update what) {
   if (refused != 0)
     throw invalid_argument("the filter is full: " + std::to_string(refused) + " of " + std::to_string(total) +
                            " keys did not fit (nothing was written)");
-  save_filter(filter, o.file);
+  if (what == update::add && !o.allow_overfill)
+    std::visit(
+        [&](const auto& f) {
+          refuse_overfill(f, design, "adding " + std::to_string(total) + " keys to '" + o.file + "' (nothing was written)",
+                          "build a larger filter from all the keys");
+        },
+        filter);
+  save_filter(filter, o.file, design);
   out.flush();
   return what == update::erase && done != total ? 1 : 0;
 }
@@ -534,6 +742,15 @@ int run_info(const std::string& file, bool json) {
   };
   const auto integer = [&](std::string name, std::uint64_t v) { add(std::move(name), std::to_string(v), std::to_string(v)); };
   add("kind", std::string(kind_name(h.kind)), json_string(kind_name(h.kind)));
+  add("version", std::string("blume ") + BLUME_VERSION, json_string(BLUME_VERSION));
+  integer("format version", h.version);
+  if (h.design.recorded()) {
+    integer("planned capacity", h.design.items);
+    add("target FPR", percent(h.design.fpr), json_number(h.design.fpr));
+  } else {
+    add("planned capacity", "not recorded (a version-1 file, or saved without it)", "null");
+    add("target FPR", "not recorded", "null");
+  }
   add("hash", h.hash == hash_id::xxh3_128 ? "xxh3-128" : "murmur64a", json_string(h.hash == hash_id::xxh3_128 ? "xxh3-128" : "murmur64a"));
   integer("seed", h.seed);
   integer("bits", h.bits);
@@ -543,6 +760,35 @@ int run_info(const std::string& file, bool json) {
   std::visit(
       [&](const auto& f) {
         using F = std::decay_t<decltype(f)>;
+        if constexpr (F::kind == filter_kind::stable) {
+          // Recall of a key as old as the planned capacity, and the age at which half are forgotten.
+          const std::uint64_t age = h.design.recorded() ? h.design.items
+                                                        : static_cast<std::uint64_t>(static_cast<double>(f.cells()) / f.hashes());
+          std::uint64_t lo = 0, hi = std::uint64_t{1} << 62;
+          while (hi - lo > 1) {
+            const std::uint64_t mid = lo + (hi - lo) / 2;
+            (f.recall_after(mid) >= 0.5 ? lo : hi) = mid;
+          }
+          const double recall = f.recall_after(age);
+          add("forgets", "yes: false negatives by design; 'absent' means not seen recently, not never inserted",
+              "true");
+          add("false-negative rate at capacity",
+              percent(1 - recall) + " (model: for a key inserted " + std::to_string(age) + " keys ago)",
+              json_number(1 - recall));
+          add("half forgotten after", std::to_string(lo) + " inserts (model)", std::to_string(lo));
+        } else if constexpr (F::kind == filter_kind::aging) {
+          add("forgets", "yes: false negatives by design; 'absent' means not seen recently, not never inserted",
+              "true");
+          const std::string window = std::to_string(f.window());
+          add("remembers", "every key among the last " + std::to_string(f.window() / 2) + " inserts" +
+                               (f.window_time().count() != 0 ? " and the last " + fixed(f.window_time().count() / 2e9, 3) + " s" : "") +
+                               "; none older than " + window + " inserts" +
+                               (f.window_time().count() != 0 ? " or " + fixed(f.window_time().count() / 1e9, 3) + " s" : ""),
+              "{\"always_within_items\": " + std::to_string(f.window() / 2) + ", \"never_after_items\": " + window +
+                  ", \"window_seconds\": " + json_number(f.window_time().count() / 1e9) + "}");
+        } else {
+          add("forgets", "no: 'no' is certain", "false");
+        }
         if constexpr (bit_array<F>) {
           // One pass over the bits serves the fill, the count estimate and the rate now.
           const double set = static_cast<double>(f.set_bits());
@@ -613,8 +859,11 @@ int run_info(const std::string& file, bool json) {
   return 0;
 }
 
-int run_combine(const std::vector<std::string>& inputs, const std::string& output_path, combine how) {
+int run_combine(const std::vector<std::string>& inputs, const std::string& output_path, combine how, bool no_wait) {
   if (inputs.size() < 2) throw invalid_argument("give at least two input files");
+  std::optional<file_lock> lock;
+  lock_target(lock, output_path, no_wait);  // the output may be one of the inputs: lock before reading
+  const filter_design design = read_header(inputs[0]).design;
   any_filter result = open_filter(inputs[0]);
   for (std::size_t i = 1; i < inputs.size(); ++i) {
     const any_filter other = open_filter(inputs[i]);
@@ -642,7 +891,7 @@ int run_combine(const std::vector<std::string>& inputs, const std::string& outpu
         },
         result);
   }
-  save_filter(result, output_path);
+  write_output(result, output_path, design);
   return 0;
 }
 

@@ -20,13 +20,17 @@ struct plan_options {
   std::uint64_t key_bytes = 24;
   std::optional<std::uint32_t> value_bits;  // bloomier rows: the values' width
   std::optional<std::uint64_t> excluded;    // cascade rows: |S| (items is |R|)
+  bool json = false;
 };
 int run_plan(const plan_options& o);
 
 struct build_options {
   std::optional<filter_kind> kind;  // unset: the fastest kind that meets the rate
-  std::uint64_t items = 0;
+  std::uint64_t items = 0;  // 0: the keys in the input, counted first
   double fpr = 0.01;
+  bool allow_overfill = false;
+  bool allow_empty = false;
+  bool no_wait = false;
   std::string input = "-";
   std::string output;
   key_format format = key_format::lines;
@@ -42,6 +46,8 @@ struct query_options {
   std::vector<std::string> keys;  // empty: keys from standard input
   key_format format = key_format::lines;
   bool quiet = false;
+  bool allow_overfill = false;  // add
+  bool no_wait = false;         // add, erase
 };
 int run_query(const query_options& o);
 
@@ -51,7 +57,7 @@ int run_update(const query_options& o, update what);
 int run_info(const std::string& file, bool json);
 
 enum class combine { merge, intersect };
-int run_combine(const std::vector<std::string>& inputs, const std::string& output, combine how);
+int run_combine(const std::vector<std::string>& inputs, const std::string& output, combine how, bool no_wait);
 int run_estimate(const std::string& a, const std::string& b, bool json);
 
 struct bench_options {

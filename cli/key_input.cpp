@@ -50,7 +50,7 @@ key_source::key_source(const std::string& path, key_format format)
 }
 
 key_source::~key_source() {
-  if (mapped_ != nullptr) ::munmap(const_cast<char*>(mapped_), total_);
+  if (mapped_ != nullptr && mapped_ != held_.data()) ::munmap(const_cast<char*>(mapped_), total_);
   if (fd_ >= 0 && fd_ != STDIN_FILENO) ::close(fd_);
 }
 
@@ -92,6 +92,22 @@ void key_source::for_each_block(const std::function<void(std::string_view)>& fn,
     std::memmove(buffer.data(), buffer.data() + last + 1, rest);
     held = rest;
   }
+}
+
+std::uint64_t key_source::count_keys() {
+  if (mapped_ == nullptr && (fd_ == STDIN_FILENO || path_ == "-") && held_.empty()) {
+    for_each_block([&](std::string_view block) { held_.append(block); });
+    if (!held_.empty()) {
+      mapped_ = held_.data();  // later passes read the held copy like a mapped file
+      total_ = held_.size();
+    }
+  }
+  std::uint64_t keys = 0;
+  if (mapped_ == nullptr) return 0;
+  for_each_block([&](std::string_view block) {
+    for_each_key(block, delimiter_, [&](std::string_view k) { keys += !k.empty(); });
+  });
+  return keys;
 }
 
 }  // namespace blume::cli

@@ -15,7 +15,8 @@ namespace blume::cli {
 enum class key_format { lines, nul };
 
 /// Splits `block` into keys at `delimiter` and calls fn(key) for each (a trailing '\r' is kept off lines,
-/// and an empty final key after the last delimiter is not a key).
+/// as it is off keys given as arguments: see line_key; an empty final key after the last delimiter is not
+/// a key).
 template <class Fn>
 void for_each_key(std::string_view block, char delimiter, Fn&& fn) {
   while (!block.empty()) {
@@ -26,6 +27,13 @@ void for_each_key(std::string_view block, char delimiter, Fn&& fn) {
     if (end == std::string_view::npos) break;
     block.remove_prefix(end + 1);
   }
+}
+
+/// A key given as an argument, under the same rule as keys read from lines: one trailing '\r' (from a
+/// file with CRLF line ends, or a pasted line) is not part of the key.
+inline std::string_view line_key(std::string_view key, key_format format) noexcept {
+  if (format == key_format::lines && !key.empty() && key.back() == '\r') key.remove_suffix(1);
+  return key;
 }
 
 /// A source of keys: "-" is standard input, anything else a file path.
@@ -44,6 +52,9 @@ class key_source {
   /// are handed out at once (answers keep up with an interactive stream: query). Throws
   /// blume::io_error naming the input when it cannot be read.
   void for_each_block(const std::function<void(std::string_view)>& fn, bool gather = true);
+  /// The number of non-empty keys, counted in a first pass; for_each_block still sees every key after it.
+  /// Standard input is read into memory to be counted (a file is read twice instead).
+  std::uint64_t count_keys();
 
  private:
   std::string path_;
@@ -51,6 +62,7 @@ class key_source {
   int fd_ = -1;
   std::uint64_t total_ = 0;
   const char* mapped_ = nullptr;
+  std::string held_;  // standard input, once count_keys has read it
 };
 
 }  // namespace blume::cli

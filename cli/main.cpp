@@ -2,13 +2,16 @@
 // Every failure is one line on stderr ("blume: ...") and exit status 2; query --quiet answers with 0 / 1.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdio>
+#include <algorithm>
 #include <exception>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "blume/error.hpp"
+#include "blume/format.hpp"
 #include "blume/kind.hpp"
 #include "commands.hpp"
 #include "demo.hpp"
@@ -34,11 +37,35 @@ blume::cli::key_format format_option(const std::string& name) {
   throw blume::invalid_argument("--format: '" + name + "' is neither 'lines' nor 'nul'");
 }
 
+/// An interrupted write leaves nothing behind: the temporary file goes, then the signal takes its default
+/// course (so the shell sees 130 for SIGINT, 143 for SIGTERM). The target is untouched until the rename.
+extern "C" void on_terminating_signal(int sig) {
+  blume::remove_pending_temp_files();
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void install_signal_handlers() {
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction action {};
+    action.sa_handler = on_terminating_signal;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(sig, &action, nullptr);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"blume: probabilistic membership filters (Bloom filters and their family), stored as files"};
+  install_signal_handlers();
+  CLI::App app{"blume: probabilistic membership filters (Bloom filters and their family), stored as files", "blume"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("blume ") + BLUME_VERSION + " (file format " +
+                                        std::to_string(blume::format_version) + ")");
+  app.footer(
+      "Answers: 'no' is certain for every kind except the forgetting ones (stable, aging), which answer "
+      "'absent' for keys not seen recently. Exit status: 0 success (query: every key may be present), "
+      "1 query: a key is absent (erase: a key was not found), 2 error (one line on stderr, 'blume: ...').");
   const std::string kinds_help = "filter kind: " + known_kinds();
 
   // plan
@@ -53,16 +80,25 @@ int main(int argc, char** argv) {
   plan->add_option("--value-bits", plan_value_bits, "bloomier: bits per value (1-32); adds the bloomier row");
   plan->add_option("--excluded", plan_excluded,
                    "cascade: keys of the excluded set (--items is the included set); adds the cascade row");
+  bool plan_json = false;
+  plan->add_flag("--json", plan_json, "one JSON object");
 
   // build
   std::string build_items, build_fpr = "1%", build_kind, build_format = "lines";
   blume::cli::build_options build_opts;
   CLI::App* build = app.add_subcommand("build", "Build a filter file from newline- or NUL-delimited keys");
-  build->add_option("--items", build_items, "keys the filter is sized for (e.g. 100M; not for bloomier or cascade)");
+  build->add_option("--items", build_items,
+                    "keys the filter is sized for (e.g. 100M; default: the keys in the input, counted first; "
+                    "not for bloomier or cascade)");
   build->add_option("--fpr", build_fpr, "target false-positive rate (1% or 0.01)")->capture_default_str();
   build->add_option("--kind", build_kind, kinds_help + " (default: the fastest that meets the rate)");
   build->add_option("--input", build_opts.input, "key file, or - for standard input")->capture_default_str();
-  build->add_option("--output", build_opts.output, "filter file to write (atomically)")->required();
+  build->add_option("--output", build_opts.output, "filter file to write (atomically), or - for standard output")
+      ->required();
+  build->add_flag("--allow-overfill", build_opts.allow_overfill,
+                  "keep a filter given more keys than --items (its rate then exceeds --fpr)");
+  build->add_flag("--allow-empty", build_opts.allow_empty, "build a filter from empty input instead of failing");
+  build->add_flag("--no-wait", build_opts.no_wait, "fail at once if another writer holds the output file");
   build->add_option("--format", build_format, "lines or nul")->capture_default_str();
   build->add_option("--threads", build_opts.threads, "insert threads (bit-array kinds)")
       ->capture_default_str()->check(CLI::Range(1, 64));
@@ -76,20 +112,28 @@ int main(int argc, char** argv) {
   // query, add, erase
   blume::cli::query_options query_opts, add_opts, erase_opts;
   std::string query_format = "lines", add_format = "lines", erase_format = "lines";
-  CLI::App* query = app.add_subcommand("query", "Answer KEY<tab>maybe or KEY<tab>no for each key (arguments or stdin)");
+  CLI::App* query = app.add_subcommand(
+      "query", "Answer KEY<tab>maybe or KEY<tab>no for each key (arguments or stdin); stable and aging filters "
+               "answer KEY<tab>absent for keys not seen recently (they forget by design)");
   query->add_option("file", query_opts.file, "filter file")->required();
   query->add_option("keys", query_opts.keys, "keys (default: read from standard input)");
   query->add_option("--format", query_format, "stdin keys: lines or nul")->capture_default_str();
-  query->add_flag("--quiet,-q", query_opts.quiet, "print nothing; exit 0 if every key may be present, 1 if one is not");
+  query->add_flag("--quiet,-q", query_opts.quiet,
+                  "print nothing; exit 0 if every key may be present, 1 if one is certainly absent (for stable "
+                  "and aging filters: not seen recently)");
   CLI::App* add = app.add_subcommand("add", "Insert keys (arguments or stdin) into a filter file, in place");
   add->add_option("file", add_opts.file, "filter file")->required();
   add->add_option("keys", add_opts.keys, "keys (default: read from standard input)");
   add->add_option("--format", add_format, "stdin keys: lines or nul")->capture_default_str();
+  add->add_flag("--allow-overfill", add_opts.allow_overfill,
+                "add keys past the capacity the filter was planned for (its rate then exceeds the target)");
+  add->add_flag("--no-wait", add_opts.no_wait, "fail at once if another writer holds the file");
   CLI::App* erase = app.add_subcommand("erase", "Remove keys from a counting, cuckoo or quotient filter file");
   erase->add_option("file", erase_opts.file, "filter file")->required();
   erase->add_option("keys", erase_opts.keys, "keys (default: read from standard input)");
   erase->add_option("--format", erase_format, "stdin keys: lines or nul")->capture_default_str();
   erase->add_flag("--quiet,-q", erase_opts.quiet, "print nothing; exit 1 if a key was not found");
+  erase->add_flag("--no-wait", erase_opts.no_wait, "fail at once if another writer holds the file");
 
   // info, merge, intersect, estimate
   std::string info_file;
@@ -101,10 +145,14 @@ int main(int argc, char** argv) {
   std::string merge_output, intersect_output;
   CLI::App* merge = app.add_subcommand("merge", "Union of filters of the same kind and geometry");
   merge->add_option("inputs", merge_inputs, "filter files")->required()->expected(2, -1);
-  merge->add_option("--output", merge_output, "file to write (atomically)")->required();
+  merge->add_option("--output", merge_output, "file to write (atomically), or - for standard output")->required();
+  bool merge_no_wait = false, intersect_no_wait = false;
+  merge->add_flag("--no-wait", merge_no_wait, "fail at once if another writer holds the output file");
   CLI::App* intersect = app.add_subcommand("intersect", "Intersection of bit-array filters of the same geometry");
   intersect->add_option("inputs", intersect_inputs, "filter files")->required()->expected(2, -1);
-  intersect->add_option("--output", intersect_output, "file to write (atomically)")->required();
+  intersect->add_option("--output", intersect_output, "file to write (atomically), or - for standard output")
+      ->required();
+  intersect->add_flag("--no-wait", intersect_no_wait, "fail at once if another writer holds the output file");
   std::string estimate_a, estimate_b;
   bool estimate_json = false;
   CLI::App* estimate = app.add_subcommand("estimate", "Estimated sizes of A, B, A∪B, A∩B and the Jaccard index");
@@ -130,9 +178,18 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    // One line, like every other error (CLI11's own report spans several).
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    std::fprintf(stderr, "blume: %s (see blume --help)\n", what.c_str());
+    return 2;
   }
 
   namespace cli = blume::cli;
@@ -157,18 +214,15 @@ int main(int argc, char** argv) {
         throw blume::invalid_argument("--kind bloomier: give the values' width with --value-bits");
       if (cascade_only && !o.excluded) throw blume::invalid_argument("--kind cascade: give the excluded set's size with --excluded");
       o.key_bytes = cli::parse_count(plan_key_bytes, "--key-bytes", 1e6);
+      o.json = plan_json;
       return cli::run_plan(o);
     }
     if (*build) {
       build_opts.fpr = cli::parse_rate(build_fpr, "--fpr");
       if (!build_kind.empty()) build_opts.kind = kind_option(build_kind);
-      const bool own_inputs = build_opts.kind && (*build_opts.kind == blume::filter_kind::bloomier ||
-                                                  *build_opts.kind == blume::filter_kind::cascade);
       if (!build_items.empty()) {
         build_opts.items = cli::parse_count(build_items, "--items", 1e13);
         if (build_opts.items == 0) throw blume::invalid_argument("--items must be at least 1");
-      } else if (!own_inputs) {
-        throw blume::invalid_argument("--items is required (the number of keys the filter is sized for)");
       }
       build_opts.format = format_option(build_format);
       return cli::run_build(build_opts);
@@ -187,8 +241,9 @@ int main(int argc, char** argv) {
       return cli::run_update(erase_opts, cli::update::erase);
     }
     if (*info) return cli::run_info(info_file, info_json);
-    if (*merge) return cli::run_combine(merge_inputs, merge_output, cli::combine::merge);
-    if (*intersect) return cli::run_combine(intersect_inputs, intersect_output, cli::combine::intersect);
+    if (*merge) return cli::run_combine(merge_inputs, merge_output, cli::combine::merge, merge_no_wait);
+    if (*intersect)
+      return cli::run_combine(intersect_inputs, intersect_output, cli::combine::intersect, intersect_no_wait);
     if (*estimate) return cli::run_estimate(estimate_a, estimate_b, estimate_json);
     if (*bench) {
       cli::bench_options o;

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,7 +34,7 @@ void write_at(bytes& b, std::size_t offset, T v) {
   std::memcpy(b.data() + offset, &v, sizeof v);
 }
 /// Recomputes the header checksum after a deliberate edit, so that a later check is the one that fails.
-void reseal_header(bytes& b) { write_at<std::uint64_t>(b, 120, XXH64(b.data(), 120, 0)); }
+void reseal_header(bytes& b) { write_at<std::uint64_t>(b, 184, XXH64(b.data(), 184, 0)); }
 
 std::span<const std::byte> prefix(const bytes& b, std::size_t length) {
   return {b.data(), length};
@@ -157,8 +158,8 @@ TYPED_TEST(Format, HeaderFieldsLieAtTheDocumentedOffsets) {
   const auto f = sample_filter<TypeParam>();
   const bytes b = blume::to_bytes(f);
   EXPECT_EQ(std::memcmp(b.data(), "BLUMEFLT", 8), 0);
-  EXPECT_EQ(read_at<std::uint32_t>(b, 8), 1u);
-  EXPECT_EQ(read_at<std::uint32_t>(b, 12), 128u);
+  EXPECT_EQ(read_at<std::uint32_t>(b, 8), 2u);
+  EXPECT_EQ(read_at<std::uint32_t>(b, 12), 192u);
   EXPECT_EQ(read_at<std::uint16_t>(b, 16), static_cast<std::uint16_t>(TypeParam::kind));
   EXPECT_EQ(read_at<std::uint16_t>(b, 18), 1u);
   EXPECT_EQ(read_at<std::uint32_t>(b, 20), TypeParam::layout_type::block_bits);
@@ -169,9 +170,9 @@ TYPED_TEST(Format, HeaderFieldsLieAtTheDocumentedOffsets) {
   EXPECT_EQ(read_at<std::uint64_t>(b, 48), f.inserted());
   EXPECT_EQ(read_at<std::uint64_t>(b, 56), f.storage().size());
   EXPECT_EQ(read_at<std::uint64_t>(b, 64), XXH64(f.storage().data(), f.storage().size(), 0));
-  for (std::size_t i = 72; i < 120; ++i) EXPECT_EQ(b[i], std::byte{0}) << i;
-  EXPECT_EQ(read_at<std::uint64_t>(b, 120), XXH64(b.data(), 120, 0));
-  EXPECT_EQ(std::memcmp(b.data() + 128, f.storage().data(), f.storage().size()), 0);
+  for (std::size_t i = 72; i < 184; ++i) EXPECT_EQ(b[i], std::byte{0}) << i;  // no design given: none recorded
+  EXPECT_EQ(read_at<std::uint64_t>(b, 184), XXH64(b.data(), 184, 0));
+  EXPECT_EQ(std::memcmp(b.data() + 192, f.storage().data(), f.storage().size()), 0);
 }
 
 // ---- damage --------------------------------------------------------------------------------------------
@@ -215,7 +216,7 @@ TYPED_TEST(Format, TrailingBytesAreRejected) {
 
 TYPED_TEST(Format, UnknownVersionIsRejectedNamingTheVersion) {
   const bytes good = blume::to_bytes(sample_filter<TypeParam>());
-  for (std::uint32_t version : {0u, 2u, 0xffffffffu}) {
+  for (std::uint32_t version : {0u, 3u, 0xffffffffu}) {
     bytes patched = good;
     write_at<std::uint32_t>(patched, 8, version);  // checksum left stale: the version is checked first
     const std::string message = message_of<format_error>([&] { blume::from_bytes<TypeParam>(patched); });
@@ -405,7 +406,7 @@ TEST(ForgedHeader, UnknownFlagsAreRejected) {
 }
 
 TEST(ForgedHeader, NonZeroReservedBytesAreRejected) {
-  for (std::size_t offset : {72u, 100u, 119u}) {
+  for (std::size_t offset : {72u, 100u, 119u, 136u, 160u, 183u}) {
     bytes b = forge(classic_header(1000, 3), bytes(128));
     b[offset] = std::byte{1};
     reseal_header(b);
@@ -414,11 +415,83 @@ TEST(ForgedHeader, NonZeroReservedBytesAreRejected) {
   }
 }
 
-TEST(ForgedHeader, HeaderSizeOtherThan128IsRejected) {
+TEST(ForgedHeader, HeaderSizeOtherThanTheVersionsIsRejected) {
   bytes b = forge(classic_header(1000, 3), bytes(128));
   write_at<std::uint32_t>(b, 12, 256);
   reseal_header(b);
   EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(b); }), "header size"));
+}
+
+TEST(ForgedHeader, ImplausibleDesignRecordsAreRejected) {
+  struct record {
+    std::uint64_t items;
+    double fpr;
+  };
+  for (const record r : {record{0, 0.01}, record{100, 0}, record{100, 1.0}, record{100, -0.5}, record{100, 1e300},
+                         record{100, std::numeric_limits<double>::quiet_NaN()}}) {
+    blume::file_header h = classic_header(1000, 3);
+    h.design = {r.items, r.fpr};
+    EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(128))); }),
+                         "design"))
+        << r.items << " " << r.fpr;
+  }
+}
+
+// ---- versions and the design record ----------------------------------------------------------------------
+
+/// The same filter as a version-1 file: a 128-byte header (fields 0–119 as in version 2, checksum at 120).
+bytes as_version_1(const bytes& v2) {
+  bytes v1(blume::header_size_v1 + (v2.size() - header_size));
+  std::memcpy(v1.data(), v2.data(), 120);
+  write_at<std::uint32_t>(v1, 8, 1);
+  write_at<std::uint32_t>(v1, 12, 128);
+  write_at<std::uint64_t>(v1, 120, XXH64(v1.data(), 120, 0));
+  std::memcpy(v1.data() + 128, v2.data() + header_size, v2.size() - header_size);
+  return v1;
+}
+
+TEST(Versions, Version1FilesAreStillReadByEveryReader) {
+  const temp_dir dir;
+  const auto original = sample_filter<blume::split_block_bloom_filter<>>();
+  const bytes v1 = as_version_1(blume::to_bytes(original));
+  expect_same_filter(blume::from_bytes<blume::split_block_bloom_filter<>>(v1), original);
+  blume_test::write_file_bytes(dir / "v1.blume", v1);
+  expect_same_filter(blume::load<blume::split_block_bloom_filter<>>(dir / "v1.blume"), original);
+  expect_same_filter(blume::map_file<blume::split_block_bloom_filter<>>(dir / "v1.blume"), original);
+  const blume::file_header h = blume::read_header(dir / "v1.blume");
+  EXPECT_EQ(h.version, 1u);
+  EXPECT_EQ(h.size, 128u);
+  EXPECT_FALSE(h.design.recorded());
+}
+
+TEST(Versions, Version1FileIsRewrittenAsVersion2) {
+  const temp_dir dir;
+  const auto original = sample_filter<blume::bloom_filter<>>();
+  blume_test::write_file_bytes(dir / "f.blume", as_version_1(blume::to_bytes(original)));
+  blume::save(blume::load<blume::bloom_filter<>>(dir / "f.blume"), dir / "f.blume");
+  EXPECT_EQ(blume::read_header(dir / "f.blume").version, 2u);
+  EXPECT_EQ(blume_test::read_file_bytes(dir / "f.blume"), blume::to_bytes(original));
+}
+
+TEST(Versions, DesignRecordRoundTrips) {
+  const temp_dir dir;
+  const auto f = sample_filter<blume::blocked_bloom_filter<>>();
+  blume::save(f, dir / "f.blume", {500, 0.01});
+  const blume::file_header h = blume::read_header(dir / "f.blume");
+  EXPECT_EQ(h.design, (blume::filter_design{500, 0.01}));
+  const bytes b = blume_test::read_file_bytes(dir / "f.blume");
+  EXPECT_EQ(read_at<std::uint64_t>(b, 120), 500u);
+  EXPECT_EQ(read_at<double>(b, 128), 0.01);
+}
+
+// Frozen bytes: a change here is a format change (bump the version, keep reading the old one).
+TEST(Versions, GoldenVersion2File) {
+  blume::bloom_filter<> f(100, 0.01, 42);
+  for (const char* k : {"anna@example.com", "bob@example.com", "carol@example.com"}) f.insert(std::string_view(k));
+  const bytes b = blume::to_bytes(f, {100, 0.01});
+  EXPECT_EQ(b.size(), 192u + 120u);  // 959 bits: 15 words
+  EXPECT_EQ(XXH64(b.data(), 192, 0), 0x4240d8679b77fcf2ull);
+  EXPECT_EQ(XXH64(b.data() + 192, b.size() - 192, 0), 0xd8273b8bf1fe927aull);
 }
 
 TEST(ForgedHeader, SetPaddingBitsAreRejected) {

@@ -2,6 +2,8 @@
 // false negatives exist by design and fall with recency.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "blume/stable_bloom_filter.hpp"
 #include "test_support.hpp"
 
@@ -52,6 +54,27 @@ TEST(StableFilter, RecentKeysAreFoundAndOldOnesFade) {
   EXPECT_GT(oldest, 0.9);
   EXPECT_LT(newest, older);
   EXPECT_LT(older, oldest);
+}
+
+TEST(StableFilter, MeasuredRecallByAgeMatchesTheModel) {
+  // After convergence, keys of each age (inserts since their own) are found at the model's rate.
+  stable f = stable::for_rate(200'000, 4, 0.02, 13);
+  const std::uint64_t warmup = 1'000'000, stream = 400'000;
+  for (std::uint64_t i = 0; i < warmup + stream; ++i) f.insert(present_key(i));
+  for (const std::uint64_t age : {1'000u, 20'000u, 50'000u, 100'000u, 200'000u}) {
+    const std::uint64_t probes = 20'000, newest = warmup + stream - age;
+    std::uint64_t found = 0;
+    for (std::uint64_t j = 0; j < probes; ++j) found += f.contains(present_key(newest - j));
+    // Probes span ages age … age + probes: compare with the model averaged over that span.
+    double model = 0;
+    for (std::uint64_t s = 0; s < 64; ++s) model += f.recall_after(age + (2 * s + 1) * probes / 128) / 64;
+    const double measured = static_cast<double>(found) / probes;
+    EXPECT_NEAR(measured, model, 0.02 + 4 * std::sqrt(model * (1 - model) / probes)) << "age " << age;
+    std::printf("age %llu: measured recall %.4f, model %.4f\n", static_cast<unsigned long long>(age), measured, model);
+  }
+  EXPECT_DOUBLE_EQ(f.recall_after(0), 1.0);
+  // A key old enough is as good as absent: found only at the stable false-positive rate.
+  EXPECT_NEAR(f.recall_after(10'000'000), f.stable_fpr(), 1e-3);
 }
 
 TEST(StableFilter, InsertReportsWhetherTheKeyWasSeen) {

@@ -35,6 +35,9 @@ class aging_bloom_filter {
   using clock_type = Clock;
   using time_point = typename Clock::time_point;
   static constexpr filter_kind kind = filter_kind::aging;
+  /// Old keys fade by design: contains() == false means "not seen recently" (a false negative for a key
+  /// inserted long enough ago), never "never inserted".
+  static constexpr bool forgets = true;
 
   /// Count-based window: roughly the last `window` items, false-positive rate about `fpr`. With a
   /// non-zero `window_time`, buffers also rotate every window_time/2, and keys older than window_time

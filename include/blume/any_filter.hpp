@@ -114,9 +114,14 @@ inline any_filter open_filter(const std::filesystem::path& path, verify v = veri
   return detail::map_as(read_header(path).kind, path, v);
 }
 
-/// Writes the filter to `path` atomically (see save).
-inline void save_filter(const any_filter& f, const std::filesystem::path& path) {
-  std::visit([&](const auto& typed) { save(typed, path); }, f);
+/// Writes the filter to `path` atomically (see save), with `design` recorded in its header.
+inline void save_filter(const any_filter& f, const std::filesystem::path& path, const filter_design& design = {}) {
+  std::visit([&](const auto& typed) { save(typed, path, design); }, f);
+}
+
+/// Writes the filter to an open descriptor such as standard output (see write_to).
+inline void write_filter(const any_filter& f, int fd, const std::string& name, const filter_design& design = {}) {
+  std::visit([&](const auto& typed) { write_to(typed, fd, name, design); }, f);
 }
 
 inline filter_kind kind_of(const any_filter& f) noexcept {

@@ -38,4 +38,10 @@ class io_error : public error {
   using error::error;
 };
 
+/// A file_lock asked not to wait found the file locked by another writer.
+class file_locked : public io_error {
+ public:
+  using io_error::io_error;
+};
+
 }  // namespace blume

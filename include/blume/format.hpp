@@ -15,11 +15,15 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
+#include <bit>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -39,12 +43,26 @@
 namespace blume {
 
 inline constexpr std::array<char, 8> file_magic = {'B', 'L', 'U', 'M', 'E', 'F', 'L', 'T'};
-inline constexpr std::uint32_t format_version = 1;
-inline constexpr std::size_t header_size = 128;
+/// The version this build writes. Version 1 files (128-byte headers, no design record) are still read.
+inline constexpr std::uint32_t format_version = 2;
+/// The size of the header this build writes: 192 bytes, so the payload stays 64-byte aligned.
+inline constexpr std::size_t header_size = 192;
+inline constexpr std::size_t header_size_v1 = 128;
+
+/// What a filter was planned for: the capacity and the target false-positive rate its parameters came
+/// from. Geometry alone cannot say this (a planner may round, and some kinds forget or grow), so it is
+/// recorded beside the parameters; zero means not recorded (a version-1 file, or a filter saved without it).
+struct filter_design {
+  std::uint64_t items = 0;
+  double fpr = 0;
+  bool recorded() const noexcept { return items != 0; }
+  friend bool operator==(const filter_design&, const filter_design&) = default;
+};
 
 /// The decoded header of a filter file.
 struct file_header {
   std::uint32_t version = format_version;
+  std::uint32_t size = header_size;  // header bytes: 128 (version 1) or 192 (version 2)
   filter_kind kind = filter_kind::bloom;
   hash_id hash = hash_id::xxh3_128;
   std::uint32_t block_bits = 0;  // the layout parameter: block bits, counter bits, ... (kind-specific)
@@ -55,6 +73,7 @@ struct file_header {
   std::uint64_t inserted = 0;
   std::uint64_t payload_size = 0;
   std::uint64_t payload_checksum = 0;  // XXH64 of the payload, seed 0
+  filter_design design;                // version 2 only
 };
 
 /// How much map_file checks before returning.
@@ -69,7 +88,8 @@ namespace detail {
 inline constexpr std::size_t off_version = 8, off_header_size = 12, off_kind = 16, off_hash = 18,
                              off_block_bits = 20, off_seed = 24, off_bits = 32, off_hashes = 40, off_flags = 44,
                              off_inserted = 48, off_payload_size = 56, off_payload_checksum = 64,
-                             off_reserved = 72, off_header_checksum = 120;
+                             off_reserved = 72, off_header_checksum_v1 = 120, off_design_items = 120,
+                             off_design_fpr = 128, off_reserved_v2 = 136, off_header_checksum = 184;
 
 template <class T>
 T read_le(const std::byte* p) noexcept {
@@ -102,12 +122,12 @@ struct fd_guard {
 
 }  // namespace detail
 
-/// Encodes a header (computing its checksum).
+/// Encodes a header in the current version (computing its checksum); h.version and h.size are ignored.
 inline std::array<std::byte, header_size> encode_header(const file_header& h) noexcept {
   using namespace detail;
   std::array<std::byte, header_size> out{};
   std::memcpy(out.data(), file_magic.data(), file_magic.size());
-  write_le<std::uint32_t>(out.data() + off_version, h.version);
+  write_le<std::uint32_t>(out.data() + off_version, format_version);
   write_le<std::uint32_t>(out.data() + off_header_size, static_cast<std::uint32_t>(header_size));
   write_le<std::uint16_t>(out.data() + off_kind, static_cast<std::uint16_t>(h.kind));
   write_le<std::uint16_t>(out.data() + off_hash, static_cast<std::uint16_t>(h.hash));
@@ -119,29 +139,38 @@ inline std::array<std::byte, header_size> encode_header(const file_header& h) no
   write_le<std::uint64_t>(out.data() + off_payload_size, h.payload_size);
   write_le<std::uint64_t>(out.data() + off_payload_checksum, h.payload_checksum);
   for (std::size_t i = 0; i < h.extra.size(); ++i) write_le<std::uint64_t>(out.data() + off_reserved + 8 * i, h.extra[i]);
+  write_le<std::uint64_t>(out.data() + off_design_items, h.design.items);
+  write_le<std::uint64_t>(out.data() + off_design_fpr, std::bit_cast<std::uint64_t>(h.design.fpr));
   write_le<std::uint64_t>(out.data() + off_header_checksum, checksum(out.data(), off_header_checksum));
   return out;
 }
 
-/// Decodes and validates a header: magic, version, header size, header checksum, known kind and hash,
-/// zero reserved fields. `bytes` is at least the header (it may be the whole file).
+/// Decodes and validates a header of either version: magic, version, header size, header checksum, known
+/// kind and hash, zero flags and reserved bytes, a plausible design record. `bytes` is at least the header
+/// (it may be the whole file).
 inline file_header decode_header(std::span<const std::byte> bytes) {
   using namespace detail;
-  if (bytes.size() < header_size)
-    throw format_error("truncated header: " + std::to_string(bytes.size()) + " bytes, a filter file starts with " +
-                       std::to_string(header_size));
+  if (bytes.size() < header_size_v1)
+    throw format_error("truncated header: " + std::to_string(bytes.size()) + " bytes, a filter file starts with at least " +
+                       std::to_string(header_size_v1));
   const std::byte* p = bytes.data();
   if (std::memcmp(p, file_magic.data(), file_magic.size()) != 0)
     throw format_error("bad magic: not a blume filter file");
   file_header h;
   h.version = read_le<std::uint32_t>(p + off_version);
-  if (h.version != format_version)
-    throw format_error("unsupported format version " + std::to_string(h.version) + " (this build reads version " +
+  if (h.version != 1 && h.version != format_version)
+    throw format_error("unsupported format version " + std::to_string(h.version) + " (this build reads versions 1 and " +
                        std::to_string(format_version) + ")");
-  if (const auto size = read_le<std::uint32_t>(p + off_header_size); size != header_size)
-    throw format_error("bad header size " + std::to_string(size) + " (version 1 headers are " +
-                       std::to_string(header_size) + " bytes)");
-  if (read_le<std::uint64_t>(p + off_header_checksum) != checksum(p, off_header_checksum))
+  const std::size_t expected_size = h.version == 1 ? header_size_v1 : header_size;
+  if (const auto size = read_le<std::uint32_t>(p + off_header_size); size != expected_size)
+    throw format_error("bad header size " + std::to_string(size) + " (version " + std::to_string(h.version) +
+                       " headers are " + std::to_string(expected_size) + " bytes)");
+  h.size = static_cast<std::uint32_t>(expected_size);
+  if (bytes.size() < expected_size)
+    throw format_error("truncated header: " + std::to_string(bytes.size()) + " bytes, a version " +
+                       std::to_string(h.version) + " header has " + std::to_string(expected_size));
+  const std::size_t checksum_at = expected_size - 8;
+  if (read_le<std::uint64_t>(p + checksum_at) != checksum(p, checksum_at))
     throw format_error("header checksum mismatch: the header is corrupt");
   const auto kind = read_le<std::uint16_t>(p + off_kind);
   if (!known_kind(kind)) throw format_error("unknown filter kind " + std::to_string(kind));
@@ -159,6 +188,17 @@ inline file_header decode_header(std::span<const std::byte> bytes) {
   h.payload_size = read_le<std::uint64_t>(p + off_payload_size);
   h.payload_checksum = read_le<std::uint64_t>(p + off_payload_checksum);
   for (std::size_t i = 0; i < h.extra.size(); ++i) h.extra[i] = read_le<std::uint64_t>(p + off_reserved + 8 * i);
+  if (h.version >= 2) {
+    h.design.items = read_le<std::uint64_t>(p + off_design_items);
+    h.design.fpr = std::bit_cast<double>(read_le<std::uint64_t>(p + off_design_fpr));
+    // Both or neither, and a rate in (0, 1): what readers show and check against must be meaningful.
+    const bool none = h.design.items == 0 && read_le<std::uint64_t>(p + off_design_fpr) == 0;
+    if (!none && !(h.design.items != 0 && h.design.fpr > 0 && h.design.fpr < 1))
+      throw format_error("bad design record: capacity " + std::to_string(h.design.items) + ", rate " +
+                         std::to_string(h.design.fpr));
+    for (std::size_t at = off_reserved_v2; at < off_header_checksum; ++at)
+      if (p[at] != std::byte{0}) throw format_error("reserved header bytes are not zero");
+  }
   return h;
 }
 
@@ -195,7 +235,7 @@ void check_header_for(const file_header& h) {
 }
 
 inline void check_file_size(std::uint64_t actual, const file_header& h) {
-  const std::uint64_t expected = header_size + h.payload_size;
+  const std::uint64_t expected = h.size + h.payload_size;
   if (actual < expected)
     throw format_error("truncated: " + std::to_string(actual) + " bytes, the header announces " +
                        std::to_string(expected));
@@ -216,9 +256,10 @@ F assemble(const file_header& h, byte_storage payload) {
 
 /// The header of a filter and the spans of its payload, in order.
 template <class F>
-file_header header_of(const F& f, std::vector<std::span<const std::byte>>& segments) {
+file_header header_of(const F& f, std::vector<std::span<const std::byte>>& segments, const filter_design& design) {
   const filter_parameters p = f.parameters();
   file_header h;
+  h.design = design;
   h.kind = F::kind;
   h.hash = F::hasher_type::id;
   h.block_bits = p.layout;
@@ -276,28 +317,83 @@ inline std::uint64_t open_for_reading(detail::fd_guard& fd, const std::filesyste
 
 }  // namespace detail
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, rename over the
+namespace detail {
+
+/// The temporary files being written right now, for remove_pending_temp_files: a fixed table a signal
+/// handler can read without locks or allocation. A slot's path is written before it is marked in use.
+struct pending_temp {
+  std::atomic<bool> used{false};
+  char path[4096] = {};
+};
+inline constexpr std::size_t pending_temp_slots = 8;
+inline pending_temp pending_temps[pending_temp_slots];
+
+/// Claims a slot holding `tmpl` (a mkstemp template, filled in place later), or null when all are taken
+/// (the write still works; only an interruption could then leave the temporary behind).
+inline pending_temp* claim_pending_temp(const std::string& tmpl) noexcept {
+  if (tmpl.size() >= sizeof(pending_temp::path)) return nullptr;
+  static std::atomic<bool> claiming{false};
+  while (claiming.exchange(true, std::memory_order_acquire)) {
+  }
+  pending_temp* slot = nullptr;
+  for (pending_temp& t : pending_temps) {
+    if (!t.used.load(std::memory_order_relaxed)) {
+      slot = &t;
+      std::memcpy(t.path, tmpl.c_str(), tmpl.size() + 1);
+      t.used.store(true, std::memory_order_release);
+      break;
+    }
+  }
+  claiming.store(false, std::memory_order_release);
+  return slot;
+}
+
+}  // namespace detail
+
+/// Removes the temporary files of writes in progress. Async-signal-safe: a program's handler for SIGINT,
+/// SIGTERM or SIGHUP calls it before exiting so that an interrupted save leaves nothing behind (the target
+/// itself is untouched until the final rename). Library code never installs signal handlers itself.
+inline void remove_pending_temp_files() noexcept {
+  for (detail::pending_temp& t : detail::pending_temps)
+    if (t.used.load(std::memory_order_acquire)) ::unlink(t.path);
+}
+
+/// Writes `parts` to `path` atomically: a temporary file in the same directory, fsync, rename over the
 /// target, fsync of the directory. Readers see the old file or the new one, never a mix; on failure the
-/// old file is untouched and the temporary removed.
+/// old file is untouched and the temporary removed (on a signal, see remove_pending_temp_files).
+///
+/// Concurrent writers: each write is atomic, but two read-modify-write cycles on one file race and the
+/// last rename wins. Hold a file_lock on the target across the cycle to serialise them.
 inline void write_file_atomically(const std::filesystem::path& path, std::span<const std::span<const std::byte>> parts) {
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   // The temporary's name must itself fit in NAME_MAX (255) bytes: keep at most 200 of the target's.
-  std::string tmpl = (dir / ("." + path.filename().string().substr(0, 200) + ".tmp.XXXXXX")).string();
+  const std::string tmpl = (dir / ("." + path.filename().string().substr(0, 200) + ".tmp.XXXXXX")).string();
+  // mkstemp fills in the slot's own copy, so a signal after the file exists always finds its name.
+  detail::pending_temp* slot = detail::claim_pending_temp(tmpl);
+  std::string own = tmpl;
+  char* name = slot != nullptr ? slot->path : own.data();
+  struct release_slot {
+    detail::pending_temp* slot;
+    ~release_slot() {
+      if (slot != nullptr) slot->used.store(false, std::memory_order_release);
+    }
+  } release{slot};
   detail::fd_guard fd;
-  fd.fd = ::mkstemp(tmpl.data());
+  fd.fd = ::mkstemp(name);
   if (fd.fd < 0) throw io_error(detail::errno_text("cannot create a temporary file in", dir));
+  const std::string tmp = name;
   try {
-    for (auto part : parts) detail::write_all(fd.fd, part.data(), part.size(), tmpl);
-    if (::fsync(fd.fd) != 0) throw io_error(detail::errno_text("cannot fsync", tmpl));
+    for (auto part : parts) detail::write_all(fd.fd, part.data(), part.size(), tmp);
+    if (::fsync(fd.fd) != 0) throw io_error(detail::errno_text("cannot fsync", tmp));
     ::fchmod(fd.fd, 0644);
     if (::close(fd.fd) != 0) {
       fd.fd = -1;
-      throw io_error(detail::errno_text("cannot close", tmpl));
+      throw io_error(detail::errno_text("cannot close", tmp));
     }
     fd.fd = -1;
-    if (::rename(tmpl.c_str(), path.c_str()) != 0) throw io_error(detail::errno_text("cannot rename onto", path));
+    if (::rename(tmp.c_str(), path.c_str()) != 0) throw io_error(detail::errno_text("cannot rename onto", path));
   } catch (...) {
-    ::unlink(tmpl.c_str());
+    ::unlink(tmp.c_str());
     throw;
   }
   detail::fd_guard dfd;
@@ -305,11 +401,61 @@ inline void write_file_atomically(const std::filesystem::path& path, std::span<c
   if (dfd.fd >= 0) ::fsync(dfd.fd);  // best effort: the rename is already visible
 }
 
-/// The filter serialized: header then payload.
+/// An exclusive advisory lock (flock) on a filter file, held for a read-modify-write cycle: writers that
+/// all take it serialise, so no update is lost. Readers take nothing and never block: saves replace the
+/// file by rename, so a reader sees a whole old or whole new file.
+///
+/// The lock is on the file's inode, which a save replaces; after waiting, the lock checks that the path
+/// still names the inode it locked and otherwise locks the new one. A path that does not exist yet is not
+/// locked (there is nothing to lose: the first complete write wins).
+class file_lock {
+ public:
+  enum class mode { wait, no_wait };
+
+  /// Locks `path`; with mode::no_wait throws file_locked at once if another writer holds it.
+  explicit file_lock(const std::filesystem::path& path, mode m = mode::wait) {
+    for (;;) {
+      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) {
+        if (errno == ENOENT) return;
+        throw io_error(detail::errno_text("cannot open for locking", path));
+      }
+      detail::fd_guard guard{fd};
+      int rc;
+      do {
+        rc = ::flock(fd, LOCK_EX | (m == mode::no_wait ? LOCK_NB : 0));
+      } while (rc != 0 && errno == EINTR);
+      if (rc != 0) {
+        if (errno == EWOULDBLOCK) throw file_locked("'" + path.string() + "' is locked by another writer");
+        throw io_error(detail::errno_text("cannot lock", path));
+      }
+      struct stat locked {}, now {};
+      if (::fstat(fd, &locked) != 0) throw io_error(detail::errno_text("cannot stat", path));
+      if (::stat(path.c_str(), &now) == 0 && now.st_ino == locked.st_ino && now.st_dev == locked.st_dev) {
+        fd_ = guard.fd;
+        guard.fd = -1;
+        return;
+      }
+      // Replaced (or removed) while we waited: lock what the path names now.
+    }
+  }
+  ~file_lock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+  }
+  file_lock(const file_lock&) = delete;
+  file_lock& operator=(const file_lock&) = delete;
+
+  bool owns_lock() const noexcept { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+/// The filter serialized: header then payload, with `design` recorded in the header.
 template <class F>
-std::vector<std::byte> to_bytes(const F& f) {
+std::vector<std::byte> to_bytes(const F& f, const filter_design& design = {}) {
   std::vector<std::span<const std::byte>> segments;
-  const file_header h = detail::header_of(f, segments);
+  const file_header h = detail::header_of(f, segments, design);
   const auto header = encode_header(h);
   std::vector<std::byte> out(header_size + h.payload_size);
   std::memcpy(out.data(), header.data(), header_size);
@@ -327,31 +473,51 @@ F from_bytes(std::span<const std::byte> bytes) {
   const file_header h = decode_header(bytes);
   detail::check_header_for<F>(h);
   detail::check_file_size(bytes.size(), h);
-  detail::check_checksum(bytes.data() + header_size, h);
+  detail::check_checksum(bytes.data() + h.size, h);
   byte_storage storage = byte_storage::allocate(h.payload_size);
-  if (h.payload_size != 0) std::memcpy(storage.data(), bytes.data() + header_size, h.payload_size);
+  if (h.payload_size != 0) std::memcpy(storage.data(), bytes.data() + h.size, h.payload_size);
   return detail::assemble<F>(h, std::move(storage));
 }
 
-/// Saves atomically (see write_file_atomically).
+/// Saves atomically (see write_file_atomically for what it guarantees, also under concurrent writers),
+/// with `design` recorded in the header.
 template <class F>
-void save(const F& f, const std::filesystem::path& path) {
+void save(const F& f, const std::filesystem::path& path, const filter_design& design = {}) {
   std::vector<std::span<const std::byte>> parts(1);
-  const auto header = encode_header(detail::header_of(f, parts));
+  const auto header = encode_header(detail::header_of(f, parts, design));
   parts[0] = header;
   write_file_atomically(path, parts);
 }
+
+/// Writes the serialized filter to an open descriptor (a pipe, standard output): not atomic, for streams.
+template <class F>
+void write_to(const F& f, int fd, const std::string& name, const filter_design& design = {}) {
+  std::vector<std::span<const std::byte>> parts(1);
+  const auto header = encode_header(detail::header_of(f, parts, design));
+  parts[0] = header;
+  for (auto part : parts) detail::write_all(fd, part.data(), part.size(), name);
+}
+
+namespace detail {
+
+/// Reads and decodes the header of an open file of `size` bytes.
+inline file_header read_header_from(int fd, std::uint64_t size, const std::filesystem::path& path) {
+  if (size < header_size_v1)
+    throw format_error("truncated header: '" + path.string() + "' has " + std::to_string(size) +
+                       " bytes, a filter file starts with at least " + std::to_string(header_size_v1));
+  std::array<std::byte, header_size> buf{};
+  const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(size, header_size));
+  read_all(fd, buf.data(), n, path);
+  return decode_header(std::span<const std::byte>(buf.data(), n));
+}
+
+}  // namespace detail
 
 /// Reads a file's header without loading the filter.
 inline file_header read_header(const std::filesystem::path& path) {
   detail::fd_guard fd;
   const std::uint64_t size = detail::open_for_reading(fd, path);
-  std::array<std::byte, header_size> buf{};
-  if (size < header_size)
-    throw format_error("truncated header: '" + path.string() + "' has " + std::to_string(size) + " bytes, a filter file starts with " +
-                       std::to_string(header_size));
-  detail::read_all(fd.fd, buf.data(), buf.size(), path);
-  const file_header h = decode_header(buf);
+  const file_header h = detail::read_header_from(fd.fd, size, path);
   detail::check_file_size(size, h);
   return h;
 }
@@ -362,14 +528,10 @@ template <class F>
 F load(const std::filesystem::path& path) {
   detail::fd_guard fd;
   const std::uint64_t size = detail::open_for_reading(fd, path);
-  std::array<std::byte, header_size> buf{};
-  if (size < header_size)
-    throw format_error("truncated header: '" + path.string() + "' has " + std::to_string(size) +
-                       " bytes, a filter file starts with " + std::to_string(header_size));
-  detail::read_all(fd.fd, buf.data(), buf.size(), path);
-  const file_header h = decode_header(buf);
+  const file_header h = detail::read_header_from(fd.fd, size, path);
   detail::check_header_for<F>(h);
   detail::check_file_size(size, h);
+  if (::lseek(fd.fd, static_cast<off_t>(h.size), SEEK_SET) < 0) throw io_error(detail::errno_text("cannot seek in", path));
   byte_storage storage = byte_storage::allocate(h.payload_size);
   detail::read_all(fd.fd, storage.data(), h.payload_size, path);
   detail::check_checksum(storage.data(), h);
@@ -379,14 +541,15 @@ F load(const std::filesystem::path& path) {
 /// Opens a filter as a private, copy-on-write mapping of the file: nothing is copied, pages are read on
 /// first touch, and changes made through the filter stay in memory (the file is never written). With
 /// verify::header_only a filter of any size opens in microseconds; verify::full also checks the payload
-/// checksum. The file must not be truncated by another process while mapped.
+/// checksum. The file must not be truncated by another process while mapped (blume's own writers never
+/// do: they replace files by rename, and a mapping keeps the old inode).
 template <class F>
 F map_file(const std::filesystem::path& path, verify level = verify::full) {
   detail::fd_guard fd;
   const std::uint64_t size = detail::open_for_reading(fd, path);
-  if (size < header_size)
+  if (size < header_size_v1)
     throw format_error("truncated header: '" + path.string() + "' has " + std::to_string(size) +
-                       " bytes, a filter file starts with " + std::to_string(header_size));
+                       " bytes, a filter file starts with at least " + std::to_string(header_size_v1));
   void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd.fd, 0);
   if (base == MAP_FAILED) throw io_error(detail::errno_text("cannot map", path));
   struct unmap_on_error {
@@ -400,10 +563,10 @@ F map_file(const std::filesystem::path& path, verify level = verify::full) {
   const file_header h = decode_header(bytes);
   detail::check_header_for<F>(h);
   detail::check_file_size(size, h);
-  if (level == verify::full) detail::check_checksum(bytes.data() + header_size, h);
+  if (level == verify::full) detail::check_checksum(bytes.data() + h.size, h);
   guard.base = nullptr;  // the storage below owns the mapping from here on
   byte_storage storage =
-      byte_storage::adopt_mapping(base, size, static_cast<std::byte*>(base) + header_size, h.payload_size);
+      byte_storage::adopt_mapping(base, size, static_cast<std::byte*>(base) + h.size, h.payload_size);
   return detail::assemble<F>(h, std::move(storage));
 }
 

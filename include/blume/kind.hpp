@@ -47,6 +47,11 @@ constexpr bool is_static(filter_kind k) noexcept {
          k == filter_kind::gcs || k == filter_kind::bloomier || k == filter_kind::cascade;
 }
 
+/// Kinds that forget by design (stable, aging) declare `static constexpr bool forgets = true`. Their
+/// "false" means "not seen recently", not "never inserted": surfaces say "absent", never "no".
+template <class F>
+inline constexpr bool forgets_v = requires { requires F::forgets; };
+
 constexpr std::string_view kind_name(filter_kind k) noexcept {
   switch (k) {
     case filter_kind::bloom: return "bloom";

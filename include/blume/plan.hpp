@@ -194,6 +194,38 @@ inline double stable_zero_fraction(double m, double k, double p, double max_valu
 inline double stable_fpr(double m, double k, double p, double max_value) noexcept {
   return std::pow(1.0 - stable_zero_fraction(m, k, p, max_value), k);
 }
+/// The stable filter's false negatives: the probability that a key inserted t inserts ago is still found.
+/// Its cells started at Max; per later insert a cell is set again with probability a = k/m, and otherwise
+/// decremented at rate β = P/m. Looking back from now, the cell's last setting lies x inserts ago with
+/// density a·e^{−a·x} (or before the key's own insert, probability e^{−a·t}); it is non-zero if fewer than
+/// Max decrements, Poisson(β·x), came since. So a cell survives with probability
+///   s(t) = e^{−a·t}·F(t) + ∫₀ᵗ a·e^{−a·x}·F(x) dx,   F(x) = P[Poisson(β·x) < Max],
+/// and the key is found when all its k cells survive: recall ≈ s(t)^k (cells taken as independent).
+inline double stable_recall(double m, double k, double p, double max_value, double t) noexcept {
+  if (!(t > 0)) return 1.0;
+  const double a = k / m, beta = (1.0 - a) * p / m;  // set; decremented and not set (as in stable_zero_fraction)
+  const auto survive = [&](double x) {  // F(x)
+    const double lambda = beta * x;
+    double term = std::exp(-lambda), sum = 0;
+    for (int j = 0; j < static_cast<int>(max_value); ++j) {
+      sum += term;
+      term *= lambda / (j + 1);
+    }
+    return std::min(1.0, sum);
+  };
+  // With u = 1 − e^{−a·x} the weight a·e^{−a·x} dx becomes du: Simpson's rule on a smooth integrand.
+  constexpr int steps = 512;
+  const double top = -std::expm1(-a * t), h = top / steps;
+  double integral = 0;
+  for (int i = 0; i <= steps; ++i) {
+    const double u = std::min(i * h, top);
+    const double w = (i == 0 || i == steps) ? 1 : (i % 2 == 1 ? 4 : 2);
+    integral += w * survive(-std::log1p(-u) / a);
+  }
+  integral *= h / 3;
+  return std::pow(std::min(1.0, (1.0 - top) * survive(t) + integral), k);
+}
+
 /// The P that gives rate ε: solve z = 1 − ε^{1/k} for P, P = 1 / ((1/k − 1/m)·(z^{−1/Max} − 1)).
 inline double stable_decrements_for(double m, double k, double max_value, double fpr) noexcept {
   const double z = 1.0 - std::pow(fpr, 1.0 / k);

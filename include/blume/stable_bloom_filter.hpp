@@ -33,6 +33,9 @@ class stable_bloom_filter {
  public:
   using hasher_type = Hasher;
   static constexpr filter_kind kind = filter_kind::stable;
+  /// Old keys fade by design: contains() == false means "not seen recently" (a false negative for a key
+  /// inserted long enough ago), never "never inserted".
+  static constexpr bool forgets = true;
   /// The largest value a cell can hold, and the default Max.
   static constexpr std::uint64_t cell_max = cell_array::max_value;
 
@@ -143,6 +146,13 @@ class stable_bloom_filter {
   double stable_fpr() const noexcept {
     return math::stable_fpr(static_cast<double>(cells_), hashes_, static_cast<double>(decrements_),
                             static_cast<double>(max_));
+  }
+
+  /// The model probability that a key inserted `age` inserts ago is still found (math::stable_recall);
+  /// one minus it is the false-negative rate for keys of that age.
+  double recall_after(std::uint64_t age) const noexcept {
+    return math::stable_recall(static_cast<double>(cells_), hashes_, static_cast<double>(decrements_),
+                               static_cast<double>(max_), static_cast<double>(age));
   }
 
   std::uint64_t cells() const noexcept { return cells_; }

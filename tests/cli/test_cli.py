@@ -3,11 +3,15 @@
 build -> query -> info -> merge, stdin and file input, exit codes, JSON, the progress line, and bad input
 (one line on stderr, exit status 2, no partial or damaged output)."""
 
+import fcntl
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
+import threading
+import time
 import unittest
 
 BLUME = os.environ.get("BLUME_CLI", "blume")
@@ -306,7 +310,7 @@ class BadInput(Tool):
                          "no-such-keys.txt")
         self.assertFails(("build", "--items", "10", "--input", self.dir, "--output", old), "")
         self.assertEqual(read(old), before)
-        self.assertFails(("build", "--items", "10", "--input", self.keys, "--output",
+        self.assertFails(("build", "--items", "20k", "--input", self.keys, "--output",
                           self.path("no-such-dir/out.blume")), "no-such-dir")
         self.assertEqual(sorted(os.listdir(self.dir)), ["keys.txt", "old.blume"])  # no temporary file left
 
@@ -321,6 +325,179 @@ class BadInput(Tool):
             self.assertEqual(os.listdir(mount), [])
         finally:
             subprocess.run(["umount", mount])
+
+
+class ConcurrentWriters(Tool):
+    def test_concurrent_adders_lose_no_key_and_count_every_insert(self):
+        f = self.build("c.blume", items="30k")
+        writers, per_writer = 4, 60
+        errors = []
+
+        def writer(w):
+            for i in range(per_writer):
+                r = run("add", f, f"w{w}-key{i}")
+                if r.returncode != 0:
+                    errors.append(r.stderr.decode())
+
+        threads = [threading.Thread(target=writer, args=(w,)) for w in range(writers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        added = [f"w{w}-key{i}" for w in range(writers) for i in range(per_writer)]
+        out = run("query", f, stdin=("\n".join(added) + "\n").encode(), check=0).stdout.decode()
+        self.assertEqual(out.count("\tmaybe\n"), len(added))
+        info = json.loads(run("info", "--json", f, check=0).stdout)
+        self.assertEqual(info["inserted"], len(KEYS) + len(added))
+
+    def test_no_wait_fails_at_once_while_another_writer_holds_the_file(self):
+        f = self.build("c.blume")
+        with open(f, "rb") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            start = time.monotonic()
+            self.assertFails(("add", "--no-wait", f, "late@example.com"), "locked")
+            self.assertLess(time.monotonic() - start, 2)
+            # Readers never wait for writers.
+            self.assertEqual(run("query", "-q", f, KEYS[0]).returncode, 0)
+            # A waiting writer proceeds once the lock is released.
+            waiting = subprocess.Popen([BLUME, "add", f, "late@example.com"], stderr=subprocess.DEVNULL)
+            time.sleep(0.3)
+            self.assertIsNone(waiting.poll())
+        self.assertEqual(waiting.wait(timeout=30), 0)
+        self.assertEqual(run("query", "-q", f, "late@example.com").returncode, 0)
+
+
+class Overfill(Tool):
+    def test_overfilled_build_is_refused_naming_count_capacity_and_rate(self):
+        out = self.path("o.blume")
+        line = self.assertFails(("build", "--items", "2k", "--input", self.keys, "--output", out), "--allow-overfill")
+        for word in ("2000", "20000", "capacity", "target 1.000%"):
+            self.assertIn(word, line)
+        self.assertFalse(os.path.exists(out))
+        run("build", "--items", "2k", "--input", self.keys, "--output", out, "--allow-overfill", check=0)
+        self.assertTrue(os.path.exists(out))
+
+    def test_build_without_items_sizes_the_filter_from_its_input(self):
+        for source in ("file", "stdin"):
+            out = self.path(f"sized-{source}.blume")
+            if source == "file":
+                run("build", "--input", self.keys, "--output", out, check=0)
+            else:
+                run("build", "--output", out, stdin=read(self.keys), check=0)
+            info = json.loads(run("info", "--json", out, check=0).stdout)
+            self.assertEqual(info["planned_capacity"], len(KEYS))
+            self.assertEqual(info["target_FPR"], 0.01)
+            absent = run("query", out, stdin=("\n".join(ABSENT) + "\n").encode()).stdout.decode()
+            self.assertLess(absent.count("\tmaybe"), 0.02 * len(ABSENT))
+
+    def test_add_past_the_planned_capacity_is_refused_and_writes_nothing(self):
+        f = self.build("full.blume", items="20k")
+        before = read(f)
+        extra = ("\n".join(ABSENT[:15000]) + "\n").encode()
+        self.assertFails(("add", f), "capacity of 20000", stdin=extra)
+        self.assertEqual(read(f), before)
+        run("add", "--allow-overfill", f, stdin=extra, check=0)
+        self.assertNotEqual(read(f), before)
+
+    def test_empty_input_is_an_error_unless_allowed(self):
+        empty = self.path("empty.txt")
+        open(empty, "w").close()
+        self.assertFails(("build", "--input", empty, "--output", self.path("e.blume")), "--allow-empty")
+        self.assertFails(("build", "--items", "10", "--input", empty, "--output", self.path("e.blume")), "no keys")
+        run("build", "--allow-empty", "--input", empty, "--output", self.path("e.blume"), check=0)
+        self.assertEqual(run("query", "-q", self.path("e.blume"), "anything").returncode, 1)
+
+    def test_plan_refuses_a_budget_that_buys_no_useful_rate_and_says_when_it_caps(self):
+        self.assertFails(("plan", "--items", "100M", "--memory", "1MiB"), "useful rate")
+        out = run("plan", "--items", "1M", "--memory", "1TiB", "--kind", "bloom", check=0).stdout.decode()
+        self.assertIn("capped", out)
+        plan = json.loads(run("plan", "--items", "1M", "--memory", "1TiB", "--kind", "bloom", "--json", check=0).stdout)
+        self.assertEqual(plan["capped_to_bytes"], 2**40 // 8)
+
+
+class Forgetting(Tool):
+    def test_stable_and_aging_answer_absent_never_no(self):
+        for kind in ("stable", "aging"):
+            f = self.build(f"{kind}.blume", "--kind", kind, items="5k")
+            out = run("query", f, stdin=("\n".join(KEYS[:100] + ABSENT[:100]) + "\n").encode()).stdout.decode()
+            self.assertNotIn("\tno\n", out)
+            self.assertIn("\tabsent\n", out)
+            info = json.loads(run("info", "--json", f, check=0).stdout)
+            self.assertTrue(info["forgets"])
+            text = run("info", f, check=0).stdout.decode()
+            self.assertIn("false negatives by design", text)
+        self.assertFalse(json.loads(run("info", "--json", self.build("b.blume"), check=0).stdout)["forgets"])
+        helptext = run("query", "--help", check=0).stdout.decode()
+        self.assertIn("absent", helptext)
+        self.assertIn("not seen recently", helptext)
+
+
+class Interrupted(Tool):
+    def test_a_signal_during_the_write_leaves_no_temporary_file(self):
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            out = self.path("big.blume")
+            # A large, mostly empty filter: its write takes long enough to be caught in the act.
+            proc = subprocess.Popen([BLUME, "build", "--items", "400M", "--input", self.keys, "--output", out],
+                                    stderr=subprocess.DEVNULL)
+            caught = False
+            deadline = time.monotonic() + 60
+            while proc.poll() is None and time.monotonic() < deadline:
+                if any(name.startswith(".big.blume.tmp.") for name in os.listdir(self.dir)):
+                    proc.send_signal(sig)
+                    caught = True
+                    break
+                time.sleep(0.001)
+            proc.wait(timeout=60)
+            if not caught:
+                self.skipTest("the write finished before it could be interrupted")
+            self.assertEqual(proc.returncode, -sig)
+            self.assertEqual([n for n in os.listdir(self.dir) if ".tmp." in n], [])
+            self.assertFalse(os.path.exists(out))
+
+
+class Conventions(Tool):
+    def test_version(self):
+        out = run("--version", check=0).stdout.decode()
+        self.assertRegex(out, r"^blume \d+\.\d+\.\d+")
+        info = json.loads(run("info", "--json", self.build("v.blume"), check=0).stdout)
+        self.assertRegex(info["version"], r"^\d+\.\d+\.\d+$")
+        self.assertEqual(info["format_version"], 2)
+
+    def test_option_errors_are_one_line_prefixed_and_usage_says_blume(self):
+        self.assertTrue(self.assertFails(("plan", "--items", "1", "--fpr", "1%", "--bogus"), "--bogus").startswith("blume: "))
+        self.assertTrue(self.assertFails(("plan",), "--items").startswith("blume: "))
+        self.assertTrue(self.assertFails(("query", self.path("missing.blume"), "k"), "missing").startswith("blume: "))
+        helptext = run("--help", check=0).stdout.decode()
+        self.assertIn("blume", helptext.splitlines()[0] + helptext.splitlines()[1])
+        self.assertNotIn("/", helptext.split("Usage:")[1].split("\n")[0] if "Usage:" in helptext else "")
+
+    def test_output_dash_writes_the_filter_to_standard_output(self):
+        data = run("build", "--items", "20k", "--input", self.keys, "--output", "-", check=0).stdout
+        path = self.path("piped.blume")
+        with open(path, "wb") as f:
+            f.write(data)
+        self.assertEqual(run("query", "-q", path, KEYS[5]).returncode, 0)
+        merged = run("merge", path, path, "--output", "-", check=0).stdout
+        self.assertEqual(merged[192:], data[192:])  # the union of a filter with itself: the same bits
+
+    def test_plan_json(self):
+        plan = json.loads(run("plan", "--items", "100M", "--fpr", "1%", "--json", check=0).stdout)
+        bloom = next(k for k in plan["kinds"] if k["kind"] == "bloom")
+        self.assertEqual(bloom["bits"], 958505838)
+        self.assertEqual(bloom["hashes"], 7)
+
+    def test_empty_argument_key_is_an_error_and_trailing_cr_is_dropped_everywhere(self):
+        f = self.build("cr.blume")
+        self.assertFails(("query", f, ""), "empty")
+        self.assertEqual(run("query", "-q", f, KEYS[3] + "\r").returncode, 0)
+        crlf = self.path("crlf.txt")
+        with open(crlf, "wb") as out:
+            out.write(b"alpha\r\nbeta\r\n")
+        g = self.path("crlf.blume")
+        run("build", "--items", "10", "--input", crlf, "--output", g, check=0)
+        self.assertEqual(run("query", "-q", g, "alpha", "beta").returncode, 0)
+        self.assertEqual(run("query", "-q", g, "alpha\r").returncode, 0)
 
 
 if __name__ == "__main__":
