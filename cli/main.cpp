@@ -106,6 +106,10 @@ int main(int argc, char** argv) {
   build->add_option("--value-bits", build_opts.value_bits,
                     "bloomier: bits per value, 1-32 (default: the widest value's); input lines are KEY<TAB>VALUE")
       ->check(CLI::Range(1, 32));
+  build->footer(
+      "Keys, wherever they come from (a file, standard input, the command line): with --format lines one "
+      "trailing CR is not part of a key, and empty keys are skipped. A fixed-size filter given keys past "
+      "1.5x its target rate is refused (--allow-overfill keeps it).");
   build->add_option("--included", build_opts.included, "cascade: file of the keys it must answer yes for");
   build->add_option("--excluded", build_opts.excluded, "cascade: file of the keys it must answer no for");
 
