@@ -1,7 +1,12 @@
 // The file format (docs/format.md): round trips through bytes, files and mappings; every kind of damage is
 // refused with format_error and never crashes; saving is atomic.
 #include <sys/stat.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -624,6 +629,84 @@ TEST(FileSaving, SaveInTheCurrentDirectoryWorksWithARelativePath) {
   std::filesystem::current_path(previous);
   EXPECT_TRUE(loaded == original);
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"relative.blume"});
+}
+
+// ---- concurrent writers ---------------------------------------------------------------------------------
+
+TEST(FileLock, SerialisesReadModifyWriteCyclesAcrossProcesses) {
+  const temp_dir dir;
+  const auto path = dir / "shared.blume";
+  blume::save(blume::bloom_filter<>(10'000, 0.01, 7), path);
+  constexpr int writers = 4, cycles = 40;
+  std::vector<pid_t> children;
+  for (int w = 0; w < writers; ++w) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int status = 0;
+      try {
+        for (int i = 0; i < cycles; ++i) {
+          const blume::file_lock lock(path);
+          auto f = blume::load<blume::bloom_filter<>>(path);
+          f.insert(present_key(static_cast<std::uint64_t>(w * cycles + i)));
+          blume::save(f, path);
+        }
+      } catch (...) {
+        status = 1;
+      }
+      ::_exit(status);
+    }
+    children.push_back(pid);
+  }
+  for (const pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  const auto f = blume::load<blume::bloom_filter<>>(path);
+  EXPECT_EQ(f.inserted(), static_cast<std::uint64_t>(writers * cycles));  // no cycle was lost
+  EXPECT_EQ(f.count_contained(blume_test::present_keys(writers * cycles)), static_cast<std::size_t>(writers * cycles));
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"shared.blume"});
+}
+
+TEST(FileLock, NoWaitThrowsFileLockedWhileAnotherWriterHoldsIt) {
+  const temp_dir dir;
+  const auto path = dir / "held.blume";
+  blume::save(blume::bloom_filter<>(100, 0.01), path);
+  const blume::file_lock held(path);
+  EXPECT_TRUE(held.owns_lock());
+  // flock locks belong to open files: a second open in this process contends like another process would.
+  EXPECT_THROW(blume::file_lock(path, blume::file_lock::mode::no_wait), blume::file_locked);
+  EXPECT_NO_THROW(blume::load<blume::bloom_filter<>>(path));  // readers never wait
+}
+
+TEST(FileLock, AWaiterLocksTheFileThatReplacedTheOneItWaitedFor) {
+  const temp_dir dir;
+  const auto path = dir / "replaced.blume";
+  blume::save(blume::bloom_filter<>(100, 0.01), path);
+  std::atomic<bool> locked{false};
+  std::thread waiter;
+  {
+    const blume::file_lock first(path);
+    waiter = std::thread([&] {
+      const blume::file_lock second(path);  // waits for `first`, then finds the path renamed onto a new file
+      locked = true;
+      // The lock it holds is on the file the path names now: a no-wait attempt fails.
+      EXPECT_THROW(blume::file_lock(path, blume::file_lock::mode::no_wait), blume::file_locked);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(locked);
+    blume::save(blume::bloom_filter<>(200, 0.01), path);  // replaces the inode `first` holds
+  }
+  waiter.join();
+  EXPECT_TRUE(locked);
+}
+
+TEST(FileLock, APathThatDoesNotExistYetIsNotLocked) {
+  const temp_dir dir;
+  const blume::file_lock lock(dir / "new.blume");
+  EXPECT_FALSE(lock.owns_lock());
+  EXPECT_TRUE(dir.entries().empty());  // and nothing was created
 }
 
 }  // namespace
