@@ -161,14 +161,16 @@ int reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     const std::string msg = "ERR capacity must be in the range [1, " + std::to_string(config().max_capacity) + "]";
     return reply_error(ctx, msg.c_str());
   }
-  const bool nonscaling_word = find_word(argv, argc, 4, "NONSCALING") >= 0;
-  bool scaling = !nonscaling_word && config().bf_expansion_factor != 0;
+  // As RedisBloom 8: bf-expansion-factor 0 makes every reserved filter non-scaling, exactly as if
+  // NONSCALING had been given, so an explicit non-zero EXPANSION is refused then too.
+  const bool nonscaling = find_word(argv, argc, 4, "NONSCALING") >= 0 || config().bf_expansion_factor == 0;
+  bool scaling = !nonscaling;
   long long expansion = config().bf_expansion_factor;
   if (const int at = find_word(argv, argc, 4, "EXPANSION"); at >= 0) {
     if (at + 1 == argc) return reply_error(ctx, "ERR no expansion");
     const auto e = to_integer(argv[at + 1]);
     if (!e) return reply_error(ctx, "ERR bad expansion");
-    if (*e != 0 && nonscaling_word) return reply_error(ctx, "Nonscaling filters cannot expand");
+    if (*e != 0 && nonscaling) return reply_error(ctx, "Nonscaling filters cannot expand");
     if (*e < 0 || *e > max_expansion) return reply_error(ctx, "ERR expansion must be in the range [0, 32768]");
     expansion = *e;
     if (*e == 0) scaling = false;
@@ -202,7 +204,9 @@ int insert(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc < 4) return api::WrongArity(ctx);
   creation c = defaults();
   bool create_missing = true;
-  bool nonscaling = false;
+  // bf-expansion-factor 0 starts the filter non-scaling and an EXPANSION option does not undo that
+  // (RedisBloom 8 keeps the option's growth in the header all the same).
+  bool nonscaling = !c.scaling;
   int items = -1;
   for (int i = 2; i < argc && items < 0;) {
     switch (initial(argv[i])) {

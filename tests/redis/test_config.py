@@ -67,6 +67,24 @@ class Configs(ModuleTestCase):
         self.assertEqual(self.cmd("CF.DEBUG", "c"),
                          b"bktsize:4 buckets:1024 items:1 deletes:0 filters:1 max_iterations:7 expansion:1")
 
+    def test_expansion_factor_zero_makes_reserve_and_insert_nonscaling_as_redisbloom_8(self):
+        self.cmd("CONFIG", "SET", "bf.bf-expansion-factor", "0")
+        # RedisBloom 8 (src/rebloom.c): the config's 0 counts as NONSCALING, so a non-zero EXPANSION is refused.
+        self.assertError("Nonscaling filters cannot expand", "BF.RESERVE", "r", "0.01", "100", "EXPANSION", "3")
+        self.assertEqual(self.cmd("EXISTS", "r"), 0)
+        self.assertEqual(self.cmd("BF.RESERVE", "r", "0.01", "100", "EXPANSION", "0"), b"OK")
+        self.assertEqual(self.cmd("BF.INFO", "r", "EXPANSION"), [None])
+        # BF.INSERT accepts the option but the filter stays non-scaling; the growth is still recorded.
+        self.assertEqual(self.cmd("BF.INSERT", "i", "CAPACITY", "10", "EXPANSION", "3", "ITEMS", "a"), [1])
+        self.assertEqual(self.cmd("BF.INFO", "i", "EXPANSION"), [None])
+        header = self.cmd("BF.SCANDUMP", "i", "0")[1]
+        self.assertEqual(int.from_bytes(header[12:16], "little") & 8, 8)  # BLOOM_OPT_NO_SCALING
+        self.assertEqual(int.from_bytes(header[16:20], "little"), 3)
+        items = [f"k{n}" for n in range(40)]
+        replies = self.r.execute_command("BF.INSERT", "i", "ITEMS", *items)
+        self.assertIsInstance(replies[-1], redis.ResponseError)
+        self.assertEqual(self.cmd("BF.INFO", "i", "FILTERS"), [1])
+
     def test_refusals_carry_redisblooms_wording(self):
         def refused(name, value, message):
             with self.assertRaises(redis.ResponseError) as caught:
