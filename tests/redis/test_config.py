@@ -41,7 +41,8 @@ class Configs(ModuleTestCase):
     def tearDown(self):
         for name, value in (("bf-error-rate", "0.01"), ("bf-initial-size", "100"), ("bf-expansion-factor", "2"),
                             ("cf-bucket-size", "2"), ("cf-initial-size", "1024"), ("cf-max-iterations", "20"),
-                            ("cf-expansion-factor", "1"), ("cf-max-expansions", "32"), ("max-capacity", "1073741824")):
+                            ("cf-expansion-factor", "1"), ("cf-max-expansions", "32"), ("max-capacity", "1073741824"),
+                            ("max-filter-memory", str(4 << 30))):
             self.cmd("CONFIG", "SET", "bf." + name, value)
 
     def test_defaults(self):
@@ -50,7 +51,7 @@ class Configs(ModuleTestCase):
                                b"bf.bf-expansion-factor": b"2", b"bf.cf-bucket-size": b"2",
                                b"bf.cf-initial-size": b"1024", b"bf.cf-max-iterations": b"20",
                                b"bf.cf-expansion-factor": b"1", b"bf.cf-max-expansions": b"32",
-                               b"bf.max-capacity": b"1073741824"})
+                               b"bf.max-capacity": b"1073741824", b"bf.max-filter-memory": b"4294967296"})
 
     def test_set_changes_what_add_creates(self):
         self.cmd("CONFIG", "SET", "bf.bf-error-rate", "0.001")
@@ -117,6 +118,10 @@ class Configs(ModuleTestCase):
             self.assertEqual(self.cmd("EXISTS", "f", "c"), 0)
         finally:
             self.cmd("CONFIG", "SET", "maxmemory", "0")
+        # 2^34 items at 10^-6 (halved: scaling) is 65 GB: over bf.max-filter-memory, and once that is raised, over the machine.
+        self.assertError("ERR filter needs 64849432504 bytes, more than bf.max-filter-memory (4294967296)",
+                         "BF.RESERVE", "f", "0.000001", str(2 ** 34))
+        self.cmd("CONFIG", "SET", "bf.max-filter-memory", str(2 ** 50))
         self.assertError("ERR Insufficient memory to create filter", "BF.RESERVE", "f", "0.000001", str(2 ** 34))
 
 
