@@ -43,9 +43,15 @@ std::uint64_t filter_memory(const rb::cuckoo_record& r) noexcept {
 over_limit::over_limit(std::uint64_t needed, std::uint64_t limit)
     : std::runtime_error(over_limit_reply(needed, limit)), needed_(needed), limit_(limit) {}
 
-std::string over_limit_reply(std::uint64_t needed, std::uint64_t limit) {
-  return "ERR filter needs " + (needed == UINT64_MAX ? std::string("more than 2^64") : std::to_string(needed)) +
+namespace {
+std::string over_limit_text(std::uint64_t needed, std::uint64_t limit) {
+  return "filter needs " + (needed == UINT64_MAX ? std::string("more than 2^64") : std::to_string(needed)) +
          " bytes, more than bf.max-filter-memory (" + std::to_string(limit) + ")";
+}
+}  // namespace
+
+std::string over_limit_reply(std::uint64_t needed, std::uint64_t limit) {
+  return "ERR " + over_limit_text(needed, limit);
 }
 
 rb::bloom_chain_record bloom_header(std::string_view bytes, std::uint64_t limit) {
@@ -83,7 +89,7 @@ std::unique_ptr<rb::bloom_value> load_bloom(rdb_reader& in, int encver, const rd
   // Every size is checked as soon as the record states it, before the array that follows is read (the
   // server allocates a string as long as its prefix says), and the sum never exceeds the limit.
   std::uint64_t memory = bloom_fixed_bytes + bloom_layer_bytes * layers;
-  if (memory > limits.max_filter_memory) return fail(over_limit_reply(memory, limits.max_filter_memory));
+  if (memory > limits.max_filter_memory) return fail(over_limit_text(memory, limits.max_filter_memory));
   r.layers.resize(static_cast<std::size_t>(layers));
   std::vector<rdb_buffer> arrays;
   arrays.reserve(r.layers.size());
@@ -109,7 +115,7 @@ std::unique_ptr<rb::bloom_value> load_bloom(rdb_reader& in, int encver, const rd
     l.hashes = static_cast<std::uint32_t>(hashes);
     const std::uint64_t declared = l.bits / 8 + (l.bits % 8 != 0 ? 1 : 0);
     if (declared > limits.max_filter_memory - memory)
-      return fail(over_limit_reply(saturating_add(memory, declared), limits.max_filter_memory));
+      return fail(over_limit_text(saturating_add(memory, declared), limits.max_filter_memory));
     memory += declared;
     rdb_buffer bits = in.load_string();
     if (in.failed() || !bits.valid()) return fail("truncated");
@@ -162,7 +168,7 @@ std::unique_ptr<rb::cuckoo_value> load_cuckoo(rdb_reader& in, int encver, const 
   try {
     rb::validate(r);
     if (const std::uint64_t needed = filter_memory(r); needed > limits.max_filter_memory)
-      return fail(over_limit_reply(needed, limits.max_filter_memory));
+      return fail(over_limit_text(needed, limits.max_filter_memory));
     v = std::make_unique<rb::cuckoo_value>(rb::value_from(r));
   } catch (const std::exception& e) {
     return fail(e.what());
