@@ -36,6 +36,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   try {
     const blume::digest d = v.chain.hash("fuzz");
+    // As the module does: a new layer is refused when it would take the filter over the limit.
+    if (v.chain.needs_new_layer() && v.chain.can_grow() &&
+        filter_memory(rb::record_of(v)) + bloom_layer_bytes + v.chain.next_layer_bytes() > fuzz::memory_limit)
+      return 0;
     if (v.chain.try_insert(d) != blume::insert_result::full && !v.chain.contains(d))
       fuzz::fail("an inserted item is missing");
   } catch (const std::exception&) {

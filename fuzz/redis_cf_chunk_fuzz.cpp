@@ -37,6 +37,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     it = c.next;
   }
   const blume::digest d = v.filter.hash("fuzz");
+  // As the module does: a new sub-filter is refused when it would take the filter over the limit.
+  if (filter_memory(rb::record_of(v)) + cuckoo_sub_filter_bytes + v.filter.next_sub_filter_bytes() > fuzz::memory_limit)
+    return 0;
   try {
     if (rb::cuckoo_insert(v, d) && !v.filter.contains(d)) fuzz::fail("an inserted item is missing");
     rb::cuckoo_delete(v, d);

@@ -28,6 +28,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   save_cuckoo(out2, *w);
   if (out2.bytes() != out.bytes()) fuzz::fail("save, load, save changed the record");
   const blume::digest d = w->filter.hash("fuzz");
+  // As the module does: a new sub-filter is refused when it would take the filter over the limit.
+  if (filter_memory(rb::record_of(*w)) + cuckoo_sub_filter_bytes + w->filter.next_sub_filter_bytes() > fuzz::memory_limit)
+    return 0;
   try {
     rb::cuckoo_insert(*w, d);
   } catch (const std::exception&) {
