@@ -24,15 +24,16 @@ namespace rb = blume::redisbloom;
 using value_type = rb::bloom_value;
 
 RedisModuleType* bloom_type = nullptr;
-constexpr int encoding_version = 4;  // RedisBloom's BF_MIN_GROWTH_ENC
+constexpr int encoding_version = bloom_encoding_version;
 constexpr long long max_expansion = 32768;
 
 // RedisBloom's Size (BF.INFO, MEMORY USAGE): sizeof(SBChain) + one SBLink per layer + the bit arrays.
 std::uint64_t reported_size(const value_type& v) {
-  std::uint64_t n = 32;
-  for (const auto& layer : v.chain.layers()) n += 64 + layer.storage().size();
+  std::uint64_t n = bloom_fixed_bytes;
+  for (const auto& layer : v.chain.layers()) n += bloom_layer_bytes + layer.storage().size();
   return n;
 }
+std::uint64_t memory_limit() { return static_cast<std::uint64_t>(config().max_filter_memory); }
 std::uint64_t total_capacity(const value_type& v) {
   std::uint64_t n = 0;
   for (const auto& s : v.chain.layer_specs()) n += s.capacity;
@@ -58,11 +59,15 @@ creation defaults() {
 }
 
 /// Creates the filter at an empty key; an error reply (returned) when memory does not allow it.
-value_type* create(RedisModuleCtx* ctx, const open_key& key, const creation& c, const char** error) {
+value_type* create(RedisModuleCtx* ctx, const open_key& key, const creation& c, std::string* error) {
   try {
     const std::uint64_t bytes = redisbloom_layer_geometry(static_cast<std::uint64_t>(c.capacity),
                                                           c.scaling ? c.error_rate * 0.5 : c.error_rate)
                                     .storage_bytes();
+    if (const std::uint64_t needed = bloom_fixed_bytes + bloom_layer_bytes + bytes; needed > memory_limit()) {
+      *error = over_limit_reply(needed, memory_limit());
+      return nullptr;
+    }
     if (!memory_allows(ctx, bytes)) {
       *error = "ERR Insufficient memory to create filter";
       return nullptr;
@@ -79,14 +84,18 @@ value_type* create(RedisModuleCtx* ctx, const open_key& key, const creation& c, 
   return nullptr;
 }
 
-enum class add_outcome { added, present, full, failed };
+enum class add_outcome { added, present, full, failed, over_limit };
 
-/// One BF.ADD of a hashed item: refuses a new layer the memory budget cannot hold.
-add_outcome add(RedisModuleCtx* ctx, value_type& v, const digest& d) {
+/// One BF.ADD of a hashed item: refuses a new layer the memory budget or bf.max-filter-memory cannot
+/// hold (then *needed is the filter's size with it).
+add_outcome add(RedisModuleCtx* ctx, value_type& v, const digest& d, std::uint64_t* needed) {
   auto& chain = v.chain;
   if (chain.needs_new_layer() && chain.can_grow() && !chain.contains(d)) {
     try {
-      if (!memory_allows(ctx, chain.next_layer_bytes())) return add_outcome::failed;
+      const std::uint64_t bytes = chain.next_layer_bytes();
+      *needed = reported_size(v) + bloom_layer_bytes + bytes;
+      if (*needed > memory_limit()) return add_outcome::over_limit;
+      if (!memory_allows(ctx, bytes)) return add_outcome::failed;
     } catch (const std::exception&) {
       return add_outcome::failed;
     }
@@ -111,9 +120,9 @@ int add_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, int first
   if (v == nullptr) {
     if (key.wrong_type(bloom_type)) return reply_error(ctx, api::errormsg_wrongtype);
     if (!create_missing) return reply_error(ctx, not_found);
-    const char* error = nullptr;
+    std::string error;
     v = create(ctx, key, c, &error);
-    if (v == nullptr) return reply_error(ctx, error);
+    if (v == nullptr) return reply_error(ctx, error.c_str());
   }
   if (multi) api::ReplyWithArray(ctx, api::postponed_len);
   long replies = 0;
@@ -129,12 +138,17 @@ int add_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, int first
       v->chain.prefetch_for_insert(digests[j]);
     }
     for (int j = 0; j < n; ++j) {
-      const add_outcome outcome = add(ctx, *v, digests[j]);
+      std::uint64_t needed = 0;
+      const add_outcome outcome = add(ctx, *v, digests[j], &needed);
       ++replies;
-      if (outcome == add_outcome::full || outcome == add_outcome::failed) {
+      if (outcome == add_outcome::full || outcome == add_outcome::failed || outcome == add_outcome::over_limit) {
         // RedisBloom stops at the first item it cannot add.
-        api::ReplyWithError(ctx, outcome == add_outcome::full ? "ERR non scaling filter is full"
-                                                              : "ERR problem inserting into filter");
+        if (outcome == add_outcome::over_limit) {
+          api::ReplyWithError(ctx, over_limit_reply(needed, memory_limit()).c_str());
+        } else {
+          api::ReplyWithError(ctx, outcome == add_outcome::full ? "ERR non scaling filter is full"
+                                                                : "ERR problem inserting into filter");
+        }
         stopped = true;
         break;
       }
@@ -161,14 +175,16 @@ int reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     const std::string msg = "ERR capacity must be in the range [1, " + std::to_string(config().max_capacity) + "]";
     return reply_error(ctx, msg.c_str());
   }
-  const bool nonscaling_word = find_word(argv, argc, 4, "NONSCALING") >= 0;
-  bool scaling = !nonscaling_word && config().bf_expansion_factor != 0;
+  // As RedisBloom 8: bf-expansion-factor 0 makes every reserved filter non-scaling, exactly as if
+  // NONSCALING had been given, so an explicit non-zero EXPANSION is refused then too.
+  const bool nonscaling = find_word(argv, argc, 4, "NONSCALING") >= 0 || config().bf_expansion_factor == 0;
+  bool scaling = !nonscaling;
   long long expansion = config().bf_expansion_factor;
   if (const int at = find_word(argv, argc, 4, "EXPANSION"); at >= 0) {
     if (at + 1 == argc) return reply_error(ctx, "ERR no expansion");
     const auto e = to_integer(argv[at + 1]);
     if (!e) return reply_error(ctx, "ERR bad expansion");
-    if (*e != 0 && nonscaling_word) return reply_error(ctx, "Nonscaling filters cannot expand");
+    if (*e != 0 && nonscaling) return reply_error(ctx, "Nonscaling filters cannot expand");
     if (*e < 0 || *e > max_expansion) return reply_error(ctx, "ERR expansion must be in the range [0, 32768]");
     expansion = *e;
     if (*e == 0) scaling = false;
@@ -176,8 +192,9 @@ int reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   open_key key(ctx, argv[1], api::open_read | api::open_write);
   if (key.wrong_type(bloom_type)) return reply_error(ctx, api::errormsg_wrongtype);
   if (!key.empty()) return reply_error(ctx, item_exists);
-  const char* error = nullptr;
-  if (create(ctx, key, {error_rate, *capacity, expansion, scaling}, &error) == nullptr) return reply_error(ctx, error);
+  std::string error;
+  if (create(ctx, key, {error_rate, *capacity, expansion, scaling}, &error) == nullptr)
+    return reply_error(ctx, error.c_str());
   api::ReplyWithSimpleString(ctx, "OK");
   api::ReplicateVerbatim(ctx);
   return api::ok;
@@ -202,7 +219,9 @@ int insert(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc < 4) return api::WrongArity(ctx);
   creation c = defaults();
   bool create_missing = true;
-  bool nonscaling = false;
+  // bf-expansion-factor 0 starts the filter non-scaling and an EXPANSION option does not undo that
+  // (RedisBloom 8 keeps the option's growth in the header all the same).
+  bool nonscaling = !c.scaling;
   int items = -1;
   for (int i = 2; i < argc && items < 0;) {
     switch (initial(argv[i])) {
@@ -396,11 +415,12 @@ int loadchunk(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   value_type* v = key.value<value_type>(bloom_type);
   if (v == nullptr && key.empty() && *iterator == 1) {
     try {
-      const rb::bloom_chain_record r = rb::decode_header(text(argv[3]));
-      rb::validate(r);
+      const rb::bloom_chain_record r = bloom_header(text(argv[3]), memory_limit());
       if (!memory_allows(ctx, r.total_bytes())) return reply_error(ctx, "ERR Insufficient memory to create filter");
       auto* fresh = new value_type(rb::value_from(r));
       api::ModuleTypeSetValue(key.get(), bloom_type, fresh);
+    } catch (const over_limit& e) {
+      return reply_error(ctx, e.what());
     } catch (const std::bad_alloc&) {
       return reply_error(ctx, "ERR Insufficient memory to create filter");
     } catch (const std::exception&) {
@@ -424,68 +444,11 @@ int loadchunk(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
 
 // ---- the data type -------------------------------------------------------------------------------------
 
-void* bloom_rdb_load(RedisModuleIO* io, int encver) {
-  if (encver > encoding_version || encver < 0) return nullptr;
-  try {
-    rb::bloom_chain_record r;
-    r.size = api::LoadUnsigned(io);
-    const std::uint64_t layers = api::LoadUnsigned(io);
-    r.options = encver >= 2 ? static_cast<std::uint32_t>(api::LoadUnsigned(io)) : 0;
-    r.growth = encver >= 4 ? static_cast<std::uint32_t>(api::LoadUnsigned(io)) : 2;
-    if (api::IsIOError(io) || layers == 0 || layers > scalable_max_layers) return nullptr;
-    std::vector<std::string> arrays;
-    r.layers.resize(layers);
-    for (rb::bloom_layer_record& l : r.layers) {
-      l.entries = api::LoadUnsigned(io);
-      l.error = api::LoadDouble(io);
-      l.hashes = static_cast<std::uint32_t>(api::LoadUnsigned(io));
-      l.bpe = api::LoadDouble(io);
-      if (encver == 0) {
-        l.bits = static_cast<std::uint64_t>(static_cast<double>(l.entries) * l.bpe);
-      } else {
-        l.bits = api::LoadUnsigned(io);
-        l.n2 = static_cast<std::uint8_t>(api::LoadUnsigned(io));
-      }
-      std::size_t len = 0;
-      char* bits = api::LoadStringBuffer(io, &len);
-      if (api::IsIOError(io) || bits == nullptr) return nullptr;
-      arrays.emplace_back(bits, len);
-      api::Free(bits);
-      l.bytes = len;
-      l.size = api::LoadUnsigned(io);
-      if (api::IsIOError(io)) return nullptr;
-    }
-    auto* v = new value_type(rb::value_from(r));
-    auto layers_out = v->chain.mutable_layers();
-    for (std::size_t i = 0; i < arrays.size(); ++i) {
-      const std::span<std::byte> dst = layers_out[i].mutable_bytes();
-      std::memcpy(dst.data(), arrays[i].data(), dst.size());
-    }
-    return v;
-  } catch (const std::exception&) {
-    return nullptr;  // the server reports "Bad data format"
-  }
-}
+void* bloom_rdb_load(RedisModuleIO* io, int encver) { return rdb_load_with(io, encver, load_bloom); }
 
 void bloom_rdb_save(RedisModuleIO* io, void* value) {
-  const auto& v = *static_cast<const value_type*>(value);
-  const rb::bloom_chain_record r = rb::record_of(v);
-  api::SaveUnsigned(io, r.size);
-  api::SaveUnsigned(io, r.layers.size());
-  api::SaveUnsigned(io, r.options);
-  api::SaveUnsigned(io, r.growth);
-  const auto layers = v.chain.layers();
-  for (std::size_t i = 0; i < r.layers.size(); ++i) {
-    const rb::bloom_layer_record& l = r.layers[i];
-    api::SaveUnsigned(io, l.entries);
-    api::SaveDouble(io, l.error);
-    api::SaveUnsigned(io, l.hashes);
-    api::SaveDouble(io, l.bpe);
-    api::SaveUnsigned(io, l.bits);
-    api::SaveUnsigned(io, l.n2);
-    api::SaveStringBuffer(io, reinterpret_cast<const char*>(layers[i].storage().data()), layers[i].storage().size());
-    api::SaveUnsigned(io, l.size);
-  }
+  module_rdb_writer out(io);
+  save_bloom(out, *static_cast<const value_type*>(value));
 }
 
 /// What data_type needs to know of a Bloom filter value.

@@ -48,6 +48,8 @@ long long max_expansions() { return 65536; }
 long long max_bucket_size() { return std::min<long long>(config().cf_initial_size / 2, 255); }
 long long min_cf_initial_size() { return 2 * config().cf_bucket_size; }
 long long max_capacity_ceiling() { return max_capacity_limit; }
+long long min_filter_memory() { return min_max_filter_memory; }
+long long max_filter_memory() { return max_max_filter_memory; }
 
 const numeric_setting settings[] = {
     {"bf-initial-size", &module_config::bf_initial_size, one, max_capacity, 100},
@@ -58,6 +60,8 @@ const numeric_setting settings[] = {
     {"cf-expansion-factor", &module_config::cf_expansion_factor, zero, max_expansion, 1},
     {"cf-max-expansions", &module_config::cf_max_expansions, one, max_expansions, 32},
     {"max-capacity", &module_config::max_capacity, one, max_capacity_ceiling, 1LL << 30},
+    {"max-filter-memory", &module_config::max_filter_memory, min_filter_memory, max_filter_memory,
+     default_max_filter_memory},
 };
 
 std::string range_error(const numeric_setting& s) {
@@ -146,6 +150,7 @@ bool apply_load_arguments(RedisModuleCtx* ctx, RedisModuleString** argv, int arg
       if (is_word(name, "INITIAL_SIZE") || is_word(name, "bf-initial-size")) target = &settings[0];
       if (is_word(name, "CF_MAX_EXPANSIONS") || is_word(name, "cf-max-expansions")) target = &settings[6];
       if (is_word(name, "max-capacity")) target = &settings[7];
+      if (is_word(name, "max-filter-memory")) target = &settings[8];
       if (target == nullptr) {
         api::Log(ctx, api::log_warning, "Unrecognized option: %.*s", static_cast<int>(text(name).size()),
                  text(name).data());

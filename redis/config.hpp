@@ -6,6 +6,11 @@
 
 namespace blume::redis {
 
+inline constexpr long long default_max_filter_memory = 4LL << 30;
+/// Bounds of max-filter-memory: at least 1 KiB (smaller refuses even the default filters); at most 2^50.
+inline constexpr long long min_max_filter_memory = 1LL << 10;
+inline constexpr long long max_max_filter_memory = 1LL << 50;
+
 struct module_config {
   double bf_error_rate = 0.01;
   long long bf_initial_size = 100;
@@ -17,6 +22,11 @@ struct module_config {
   long long cf_max_expansions = 32;
   /// Largest capacity BF.RESERVE, BF.INSERT, CF.RESERVE and CF.INSERT accept (RedisBloom: 2^30).
   long long max_capacity = 1LL << 30;
+  /// Most bytes one filter may hold, by RedisBloom's Size formula (what MEMORY USAGE reports), whatever
+  /// made it: a RESERVE, an INSERT, growth, a LOADCHUNK header, RESTORE or an RDB file. 4 GiB admits every
+  /// filter RedisBloom's limits let one reserve at ordinary rates (2^30 items at 1%: 1.38 GiB; a cuckoo
+  /// filter of 2^30: at most 2 GiB) and refuses the many-gigabyte filters a forged header asks for.
+  long long max_filter_memory = default_max_filter_memory;
 };
 
 /// The settings in force (the server runs commands on one thread).
@@ -30,7 +40,8 @@ inline constexpr long long max_capacity_limit = 1LL << 36;
 /// Registers the configurations (call in OnLoad, before LoadConfigs).
 bool register_configs(RedisModuleCtx* ctx);
 /// Applies load-time arguments: pairs of a name and a value. RedisBloom's ERROR_RATE, INITIAL_SIZE and
-/// CF_MAX_EXPANSIONS (legacy), bf-error-rate, bf-initial-size, cf-max-expansions, and max-capacity. Logs
+/// CF_MAX_EXPANSIONS (legacy), bf-error-rate, bf-initial-size, cf-max-expansions, and blume's max-capacity
+/// and max-filter-memory. Logs
 /// the problem and returns false for an unknown name, a bad value or an odd count.
 bool apply_load_arguments(RedisModuleCtx* ctx, RedisModuleString** argv, int argc);
 

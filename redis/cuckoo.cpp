@@ -25,14 +25,15 @@ namespace rb = blume::redisbloom;
 using value_type = rb::cuckoo_value;
 
 RedisModuleType* cuckoo_type = nullptr;
-constexpr int encoding_version = 4;  // RedisBloom's CF_MIN_EXPANSION_VERSION
+constexpr int encoding_version = cuckoo_encoding_version;
 
 // RedisBloom's Size (CF.INFO, MEMORY USAGE): sizeof(CuckooFilter) + one SubCF per sub-filter + the slots.
 std::uint64_t reported_size(const value_type& v) {
-  std::uint64_t n = 40;
-  for (std::size_t j = 0; j < v.filter.sub_filters(); ++j) n += 16 + v.filter.slot_bytes(j).size();
+  std::uint64_t n = cuckoo_fixed_bytes;
+  for (std::size_t j = 0; j < v.filter.sub_filters(); ++j) n += cuckoo_sub_filter_bytes + v.filter.slot_bytes(j).size();
   return n;
 }
+std::uint64_t memory_limit() { return static_cast<std::uint64_t>(config().max_filter_memory); }
 
 std::span<const std::byte> bytes_of(const RedisModuleString* s) {
   const std::string_view t = text(s);
@@ -41,11 +42,16 @@ std::span<const std::byte> bytes_of(const RedisModuleString* s) {
 
 /// A filter of `capacity` with the configured bucket size, iterations and expansion, at an empty key.
 value_type* create(RedisModuleCtx* ctx, const open_key& key, long long capacity, long long bucket_size,
-                   long long max_iterations, long long expansion, const char** error) {
+                   long long max_iterations, long long expansion, std::string* error) {
   try {
     const cuckoo_geometry g = redisbloom_cuckoo_geometry(
         static_cast<std::uint64_t>(capacity), static_cast<std::uint32_t>(bucket_size),
         static_cast<std::uint32_t>(max_iterations), static_cast<std::uint32_t>(expansion));
+    const std::uint64_t needed = cuckoo_fixed_bytes + cuckoo_sub_filter_bytes + g.buckets * g.bucket_size;
+    if (needed > memory_limit()) {
+      *error = over_limit_reply(needed, memory_limit());
+      return nullptr;
+    }
     if (!memory_allows(ctx, g.buckets * g.bucket_size)) {
       *error = "ERR Insufficient memory to create filter";
       return nullptr;
@@ -61,15 +67,15 @@ value_type* create(RedisModuleCtx* ctx, const open_key& key, long long capacity,
   return nullptr;
 }
 
-value_type* create_default(RedisModuleCtx* ctx, const open_key& key, long long capacity, const char** error) {
+value_type* create_default(RedisModuleCtx* ctx, const open_key& key, long long capacity, std::string* error) {
   const module_config& c = config();
   return create(ctx, key, capacity, c.cf_bucket_size, c.cf_max_iterations, c.cf_expansion_factor, error);
 }
 
-enum class add_outcome { added, exists, full, no_memory };
+enum class add_outcome { added, exists, full, no_memory, over_limit };
 
 /// One CF.ADD / CF.ADDNX: RedisBloom grows when relocation fails and expansion is not 0; we also refuse a
-/// sub-filter the memory budget cannot hold.
+/// sub-filter the memory budget or bf.max-filter-memory cannot hold.
 add_outcome add(RedisModuleCtx* ctx, value_type& v, const digest& d, bool unique) {
   if (unique && v.filter.contains(d)) return add_outcome::exists;
   switch (rb::cuckoo_insert_without_growing(v, d)) {
@@ -77,7 +83,9 @@ add_outcome add(RedisModuleCtx* ctx, value_type& v, const digest& d, bool unique
     case rb::cuckoo_add::full: return v.filter.geometry().expansion == 0 ? add_outcome::full : add_outcome::no_memory;
     case rb::cuckoo_add::needs_growth: break;
   }
-  if (!memory_allows(ctx, v.filter.next_sub_filter_bytes())) return add_outcome::no_memory;
+  const std::uint64_t bytes = v.filter.next_sub_filter_bytes();
+  if (reported_size(v) + cuckoo_sub_filter_bytes + bytes > memory_limit()) return add_outcome::over_limit;
+  if (!memory_allows(ctx, bytes)) return add_outcome::no_memory;
   try {
     return rb::cuckoo_insert_growing(v, d) ? add_outcome::added : add_outcome::no_memory;
   } catch (const std::bad_alloc&) {
@@ -135,9 +143,9 @@ int reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   open_key key(ctx, argv[1], api::open_read | api::open_write);
   if (key.wrong_type(cuckoo_type)) return reply_error(ctx, api::errormsg_wrongtype);
   if (!key.empty()) return reply_error(ctx, item_exists);
-  const char* error = nullptr;
+  std::string error;
   if (create(ctx, key, *capacity, bucket_size, max_iterations, expansion, &error) == nullptr)
-    return reply_error(ctx, error);
+    return reply_error(ctx, error.c_str());
   api::ReplyWithSimpleString(ctx, "OK");
   api::ReplicateVerbatim(ctx);
   return api::ok;
@@ -150,9 +158,9 @@ int add_command(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool un
   value_type* v = key.value<value_type>(cuckoo_type);
   if (v == nullptr) {
     if (key.wrong_type(cuckoo_type)) return reply_error(ctx, api::errormsg_wrongtype);
-    const char* error = nullptr;
+    std::string error;
     v = create_default(ctx, key, config().cf_initial_size, &error);
-    if (v == nullptr) return reply_error(ctx, error);
+    if (v == nullptr) return reply_error(ctx, error.c_str());
   }
   if (too_many_filters(*v)) return reply_error(ctx, "Maximum expansions reached");
   switch (add(ctx, *v, v->filter.hash(text(argv[2])), unique)) {
@@ -160,6 +168,11 @@ int add_command(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool un
     case add_outcome::exists: reply_bool(ctx, false); break;
     case add_outcome::full: api::ReplyWithError(ctx, "Filter is full"); break;
     case add_outcome::no_memory: api::ReplyWithError(ctx, "ERR Insufficient memory"); break;
+    case add_outcome::over_limit: {
+      const std::uint64_t needed = reported_size(*v) + cuckoo_sub_filter_bytes + v->filter.next_sub_filter_bytes();
+      api::ReplyWithError(ctx, over_limit_reply(needed, memory_limit()).c_str());
+      break;
+    }
   }
   api::ReplicateVerbatim(ctx);
   return api::ok;
@@ -205,9 +218,9 @@ int insert_command(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool
   if (v == nullptr) {
     if (key.wrong_type(cuckoo_type)) return reply_error(ctx, api::errormsg_wrongtype);
     if (!create_missing) return reply_error(ctx, not_found);
-    const char* error = nullptr;
+    std::string error;
     v = create_default(ctx, key, capacity, &error);
-    if (v == nullptr) return reply_error(ctx, error);
+    if (v == nullptr) return reply_error(ctx, error.c_str());
   }
   if (too_many_filters(*v)) return reply_error(ctx, "Maximum expansions reached");
   // RESP2: 1 added, 0 present (INSERTNX), -1 no room. RESP3: CF.INSERT answers booleans (no room is
@@ -374,10 +387,12 @@ int loadchunk(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     if (!key.empty()) return reply_error(ctx, item_exists);
     if (text(argv[3]).size() != rb::cuckoo_header_bytes) return reply_error(ctx, "Invalid header");
     try {
-      const rb::cuckoo_record r = rb::decode_cuckoo_header(text(argv[3]));
-      rb::validate(r, static_cast<std::uint64_t>(config().cf_max_expansions));
+      const auto max_sub_filters = static_cast<std::uint64_t>(config().cf_max_expansions);
+      const rb::cuckoo_record r = cuckoo_header(text(argv[3]), memory_limit(), max_sub_filters);
       if (!memory_allows(ctx, r.total_bytes())) return reply_error(ctx, "ERR Insufficient memory to create filter");
-      api::ModuleTypeSetValue(key.get(), cuckoo_type, new value_type(rb::value_from(r, static_cast<std::uint64_t>(config().cf_max_expansions))));
+      api::ModuleTypeSetValue(key.get(), cuckoo_type, new value_type(rb::value_from(r, max_sub_filters)));
+    } catch (const over_limit& e) {
+      return reply_error(ctx, e.what());
     } catch (const std::bad_alloc&) {
       return reply_error(ctx, "ERR Insufficient memory to create filter");
     } catch (const std::exception&) {
@@ -397,57 +412,11 @@ int loadchunk(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
 
 // ---- the data type -------------------------------------------------------------------------------------
 
-void* cuckoo_rdb_load(RedisModuleIO* io, int encver) {
-  if (encver > encoding_version || encver < 0) return nullptr;
-  try {
-    rb::cuckoo_record r;
-    r.sub_filters = api::LoadUnsigned(io);
-    r.buckets = api::LoadUnsigned(io);
-    r.items = api::LoadUnsigned(io);
-    if (encver < encoding_version) {  // before 4: no deletes; bucket, iterations and expansion as configured
-      r.bucket_size = static_cast<std::uint32_t>(config().cf_bucket_size);
-      r.max_iterations = static_cast<std::uint32_t>(config().cf_max_iterations);
-      r.expansion = static_cast<std::uint32_t>(config().cf_expansion_factor);
-    } else {
-      r.deletes = api::LoadUnsigned(io);
-      r.bucket_size = static_cast<std::uint32_t>(std::min<std::uint64_t>(api::LoadUnsigned(io), 1u << 20));
-      r.max_iterations = static_cast<std::uint32_t>(std::min<std::uint64_t>(api::LoadUnsigned(io), 1u << 20));
-      r.expansion = static_cast<std::uint32_t>(std::min<std::uint64_t>(api::LoadUnsigned(io), 1u << 20));
-    }
-    if (api::IsIOError(io)) return nullptr;
-    rb::validate(r);
-    auto v = std::make_unique<value_type>(rb::value_from(r));
-    for (std::size_t j = 0; j < r.sub_filters; ++j) {
-      if (encver >= encoding_version && api::LoadUnsigned(io) != v->filter.sub_filter_buckets(j)) return nullptr;
-      std::size_t len = 0;
-      char* data = api::LoadStringBuffer(io, &len);
-      if (api::IsIOError(io) || data == nullptr) return nullptr;
-      const bool fits = len == v->filter.slot_bytes(j).size() &&
-                        v->filter.write_slot_bytes(j, 0, {reinterpret_cast<const std::byte*>(data), len});
-      api::Free(data);
-      if (!fits) return nullptr;
-    }
-    return v.release();
-  } catch (const std::exception&) {
-    return nullptr;  // the server reports "Bad data format"
-  }
-}
+void* cuckoo_rdb_load(RedisModuleIO* io, int encver) { return rdb_load_with(io, encver, load_cuckoo); }
 
 void cuckoo_rdb_save(RedisModuleIO* io, void* value) {
-  const auto& v = *static_cast<const value_type*>(value);
-  const rb::cuckoo_record r = rb::record_of(v);
-  api::SaveUnsigned(io, r.sub_filters);
-  api::SaveUnsigned(io, r.buckets);
-  api::SaveUnsigned(io, r.items);
-  api::SaveUnsigned(io, r.deletes);
-  api::SaveUnsigned(io, r.bucket_size);
-  api::SaveUnsigned(io, r.max_iterations);
-  api::SaveUnsigned(io, r.expansion);
-  for (std::size_t j = 0; j < v.filter.sub_filters(); ++j) {
-    api::SaveUnsigned(io, v.filter.sub_filter_buckets(j));
-    const auto slots = v.filter.slot_bytes(j);
-    api::SaveStringBuffer(io, reinterpret_cast<const char*>(slots.data()), slots.size());
-  }
+  module_rdb_writer out(io);
+  save_cuckoo(out, *static_cast<const value_type*>(value));
 }
 
 /// What data_type needs to know of a cuckoo filter value.

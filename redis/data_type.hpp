@@ -9,9 +9,64 @@
 #include <string>
 
 #include "blume/redisbloom_format.hpp"
+#include "codec.hpp"
+#include "config.hpp"
 #include "module_api.hpp"
 
 namespace blume::redis {
+
+/// The codec's RDB interfaces over the server's RedisModuleIO: exactly the calls the loaders made
+/// before they were separated from the server, so the bytes and the behaviour are the same.
+class module_rdb_reader final : public rdb_reader {
+ public:
+  explicit module_rdb_reader(RedisModuleIO* io) noexcept : io_(io) {}
+  std::uint64_t load_unsigned() override { return api::LoadUnsigned(io_); }
+  double load_double() override { return api::LoadDouble(io_); }
+  rdb_buffer load_string() override {
+    std::size_t len = 0;
+    const char* p = api::LoadStringBuffer(io_, &len);
+    if (p == nullptr) return {};
+    return {p, len, [](const char* q) noexcept { api::Free(const_cast<char*>(q)); }};
+  }
+  bool failed() const override { return api::IsIOError(io_) != 0; }
+
+ private:
+  RedisModuleIO* io_;
+};
+
+class module_rdb_writer final : public rdb_writer {
+ public:
+  explicit module_rdb_writer(RedisModuleIO* io) noexcept : io_(io) {}
+  void save_unsigned(std::uint64_t v) override { api::SaveUnsigned(io_, v); }
+  void save_double(double v) override { api::SaveDouble(io_, v); }
+  void save_string(std::span<const std::byte> bytes) override {
+    api::SaveStringBuffer(io_, reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+
+ private:
+  RedisModuleIO* io_;
+};
+
+/// The configuration an RDB record is loaded under.
+inline rdb_limits current_rdb_limits() noexcept {
+  const module_config& c = config();
+  return {static_cast<std::uint64_t>(c.max_filter_memory), static_cast<std::uint32_t>(c.cf_bucket_size),
+          static_cast<std::uint32_t>(c.cf_max_iterations), static_cast<std::uint32_t>(c.cf_expansion_factor)};
+}
+
+/// Loads a record with `load` (codec.hpp's load_bloom or load_cuckoo); a refusal is logged with its
+/// reason, and the server answers RESTORE with "Bad data format" or stops loading the RDB.
+template <class Load>
+void* rdb_load_with(RedisModuleIO* io, int encver, Load load) {
+  module_rdb_reader in(io);
+  std::string why;
+  auto v = load(in, encver, current_rdb_limits(), &why);
+  if (v == nullptr) {
+    api::LogIOError(io, api::log_warning, "%s", why.c_str());
+    return nullptr;
+  }
+  return v.release();
+}
 
 struct command {
   const char* name;

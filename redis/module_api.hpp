@@ -316,6 +316,8 @@ inline char* (*LoadStringBuffer)(RedisModuleIO* io, std::size_t* lenptr) = nullp
 inline void (*SaveDouble)(RedisModuleIO* io, double value) = nullptr;
 inline double (*LoadDouble)(RedisModuleIO* io) = nullptr;
 inline int (*IsIOError)(RedisModuleIO* io) = nullptr;
+inline void (*LogIOError)(RedisModuleIO* io, const char* level, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4))) = nullptr;
 
 // AOF rewrite: format letters c (C string), s (Str*), b (buffer, size_t), l (long long), v (Str**, size_t).
 inline void (*EmitAOF)(RedisModuleIO* io, const char* cmdname, const char* fmt, ...) = nullptr;
@@ -408,6 +410,7 @@ inline bool resolve(lookup_func lookup, const char** missing = nullptr) {
   required("RedisModule_SaveDouble", SaveDouble);
   required("RedisModule_LoadDouble", LoadDouble);
   required("RedisModule_IsIOError", IsIOError);
+  required("RedisModule_LogIOError", LogIOError);
   required("RedisModule_EmitAOF", EmitAOF);
   required("RedisModule_DigestAddStringBuffer", DigestAddStringBuffer);
   required("RedisModule_DigestAddLongLong", DigestAddLongLong);

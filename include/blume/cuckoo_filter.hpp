@@ -575,15 +575,22 @@ class cuckoo_filter {
   /// An empty filter that already has `count` sub-filters (1 … max_filters), as a dump describes it.
   static cuckoo_filter with_sub_filters(const cuckoo_geometry& geometry, std::uint32_t count,
                                         std::uint64_t seed = Hasher::default_seed) {
-    cuckoo_filter f(geometry, seed);
-    if (count == 0 || count > f.geometry_.max_filters)
+    const cuckoo_geometry& g = checked(geometry);
+    if (count == 0 || count > g.max_filters)
       throw invalid_argument("cuckoo filter: " + std::to_string(count) + " sub-filters is outside [1, " +
-                             std::to_string(f.geometry_.max_filters) + "]");
-    while (f.tables_.size() < count)
-      if (!f.grow())
+                             std::to_string(g.max_filters) + "]");
+    // Sizes first, then one allocation: growing table by table reallocated the table lists once per
+    // sub-filter (quadratic: 65,536 sub-filters took most of a minute).
+    std::vector<std::uint64_t> sizes(count);
+    std::uint64_t total = 0;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      if (i > 0 && (g.expansion == 0 || sizes[i - 1] > g.max_buckets() / g.expansion))
         throw invalid_argument("cuckoo filter: " + std::to_string(count) + " sub-filters with expansion " +
-                               std::to_string(f.geometry_.expansion) + " are impossible");
-    return f;
+                               std::to_string(g.expansion) + " are impossible");
+      sizes[i] = i == 0 ? g.buckets : sizes[i - 1] * g.expansion;
+      total += g.table_bytes(sizes[i]);  // at most 65,536 tables of at most 2^37 bytes: no overflow
+    }
+    return cuckoo_filter(g, Hasher(seed), byte_storage::allocate(total), sizes);
   }
   /// Sub-filter j's slots as bytes: ⌈slots·f / 8⌉ of them, slot s at bits s·f … s·f + f − 1 (for 8-bit
   /// fingerprints, byte s: RedisBloom's layout).
@@ -643,6 +650,21 @@ class cuckoo_filter {
     std::uint64_t stored = 0;
     std::uint32_t level = 0;  // j: this is the j-th sub-filter, of n·e^j buckets
   };
+
+  /// A filter over a payload holding tables of the given bucket counts back to back.
+  cuckoo_filter(const cuckoo_geometry& g, const Hasher& hasher, byte_storage payload,
+                const std::vector<std::uint64_t>& sizes)
+      : geometry_(g), hasher_(hasher) {
+    prepare_constants();
+    storages_.push_back(std::move(payload));
+    tables_.reserve(sizes.size());
+    std::size_t offset = 0;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      tables_.push_back(table{0, offset, sizes[i], g.table_bytes(sizes[i]), 0, static_cast<std::uint32_t>(i)});
+      offset += g.table_bytes(sizes[i]);
+    }
+    note_table_count();
+  }
 
   /// Reassembles a filter over a payload holding `count` tables back to back.
   cuckoo_filter(const cuckoo_geometry& g, const Hasher& hasher, byte_storage payload, std::uint32_t count)

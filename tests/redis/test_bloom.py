@@ -22,9 +22,10 @@ class Reserve(ModuleTestCase):
         self.assertLess(abs(self.cmd("MEMORY", "USAGE", "users:emails") - 137847016), 1000)
         if os.environ.get("BLUME_REDIS_ASAN_PRELOAD"):
             return  # under ASan, malloc is ASan's, not the server's jemalloc: its figures mean something else
-        # The bits are zeroed when allocated, so the process holds them at once: within 1%.
+        # The bits are zero pages the kernel commits only when written (calloc-style, as RedisBloom's
+        # RedisModule_Calloc): reserving costs next to no resident memory.
         rss = int(after["used_memory_rss"]) - int(before["used_memory_rss"])
-        self.assertLess(abs(rss - 137847016), 137847016 * 0.01)
+        self.assertLess(rss, 137847016 * 0.05)
         # used_memory counts the allocator's size class (160 MiB for this request, as for RedisBloom's).
         used = int(after["used_memory"]) - int(before["used_memory"])
         self.assertGreaterEqual(used, 137847016)

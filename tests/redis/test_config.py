@@ -41,7 +41,8 @@ class Configs(ModuleTestCase):
     def tearDown(self):
         for name, value in (("bf-error-rate", "0.01"), ("bf-initial-size", "100"), ("bf-expansion-factor", "2"),
                             ("cf-bucket-size", "2"), ("cf-initial-size", "1024"), ("cf-max-iterations", "20"),
-                            ("cf-expansion-factor", "1"), ("cf-max-expansions", "32"), ("max-capacity", "1073741824")):
+                            ("cf-expansion-factor", "1"), ("cf-max-expansions", "32"), ("max-capacity", "1073741824"),
+                            ("max-filter-memory", str(4 << 30))):
             self.cmd("CONFIG", "SET", "bf." + name, value)
 
     def test_defaults(self):
@@ -50,7 +51,7 @@ class Configs(ModuleTestCase):
                                b"bf.bf-expansion-factor": b"2", b"bf.cf-bucket-size": b"2",
                                b"bf.cf-initial-size": b"1024", b"bf.cf-max-iterations": b"20",
                                b"bf.cf-expansion-factor": b"1", b"bf.cf-max-expansions": b"32",
-                               b"bf.max-capacity": b"1073741824"})
+                               b"bf.max-capacity": b"1073741824", b"bf.max-filter-memory": b"4294967296"})
 
     def test_set_changes_what_add_creates(self):
         self.cmd("CONFIG", "SET", "bf.bf-error-rate", "0.001")
@@ -66,6 +67,24 @@ class Configs(ModuleTestCase):
         self.cmd("CF.ADD", "c", "x")
         self.assertEqual(self.cmd("CF.DEBUG", "c"),
                          b"bktsize:4 buckets:1024 items:1 deletes:0 filters:1 max_iterations:7 expansion:1")
+
+    def test_expansion_factor_zero_makes_reserve_and_insert_nonscaling_as_redisbloom_8(self):
+        self.cmd("CONFIG", "SET", "bf.bf-expansion-factor", "0")
+        # RedisBloom 8 (src/rebloom.c): the config's 0 counts as NONSCALING, so a non-zero EXPANSION is refused.
+        self.assertError("Nonscaling filters cannot expand", "BF.RESERVE", "r", "0.01", "100", "EXPANSION", "3")
+        self.assertEqual(self.cmd("EXISTS", "r"), 0)
+        self.assertEqual(self.cmd("BF.RESERVE", "r", "0.01", "100", "EXPANSION", "0"), b"OK")
+        self.assertEqual(self.cmd("BF.INFO", "r", "EXPANSION"), [None])
+        # BF.INSERT accepts the option but the filter stays non-scaling; the growth is still recorded.
+        self.assertEqual(self.cmd("BF.INSERT", "i", "CAPACITY", "10", "EXPANSION", "3", "ITEMS", "a"), [1])
+        self.assertEqual(self.cmd("BF.INFO", "i", "EXPANSION"), [None])
+        header = self.cmd("BF.SCANDUMP", "i", "0")[1]
+        self.assertEqual(int.from_bytes(header[12:16], "little") & 8, 8)  # BLOOM_OPT_NO_SCALING
+        self.assertEqual(int.from_bytes(header[16:20], "little"), 3)
+        items = [f"k{n}" for n in range(40)]
+        replies = self.r.execute_command("BF.INSERT", "i", "ITEMS", *items)
+        self.assertIsInstance(replies[-1], redis.ResponseError)
+        self.assertEqual(self.cmd("BF.INFO", "i", "FILTERS"), [1])
 
     def test_refusals_carry_redisblooms_wording(self):
         def refused(name, value, message):
@@ -99,6 +118,10 @@ class Configs(ModuleTestCase):
             self.assertEqual(self.cmd("EXISTS", "f", "c"), 0)
         finally:
             self.cmd("CONFIG", "SET", "maxmemory", "0")
+        # 2^34 items at 10^-6 (halved: scaling) is 65 GB: over bf.max-filter-memory, and once that is raised, over the machine.
+        self.assertError("ERR filter needs 64849432504 bytes, more than bf.max-filter-memory (4294967296)",
+                         "BF.RESERVE", "f", "0.000001", str(2 ** 34))
+        self.cmd("CONFIG", "SET", "bf.max-filter-memory", str(2 ** 50))
         self.assertError("ERR Insufficient memory to create filter", "BF.RESERVE", "f", "0.000001", str(2 ** 34))
 
 
