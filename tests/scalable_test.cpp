@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "blume/scalable_bloom_filter.hpp"
+#include <chrono>
+
+#include "forge.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -178,6 +181,63 @@ TEST(ScalableFilter, ForgedLayerCountIsRefusedBeforeAllocating) {
   auto forged = bytes;
   std::copy(header.begin(), header.end(), forged.begin());
   EXPECT_THROW(blume::from_bytes<scalable>(forged), blume::format_error);
+}
+
+TEST(ScalableFilter, GrowthIsBoundedByRedisBloomsExpansionLimit) {
+  blume::scalable_options o;
+  o.growth = 32768;
+  EXPECT_NO_THROW(scalable(1, 0.01, o));
+  for (const double growth : {32769.0, 5e10, std::numeric_limits<double>::infinity(), std::nan("")}) {
+    o.growth = growth;
+    EXPECT_TRUE(blume_test::mentions(blume_test::message_of<blume::invalid_argument>([&] { scalable(1, 0.01, o); }),
+                                     "growth"))
+        << growth;
+  }
+  o.scaling = false;
+  o.growth = 1e6;
+  EXPECT_THROW(scalable(1, 0.01, o), blume::invalid_argument) << "a non-scaling chain records its growth too";
+}
+
+// Issue 11: a 144-byte file (one layer of one 64-bit word) with growth 5e10 made the next add ask for a
+// 78 GB layer. The file is refused on load, at once.
+TEST(ScalableFilter, ATinyFileWithAHugeGrowthIsRefusedOnLoad) {
+  scalable f(1, 0.01);
+  f.insert(present_key(0));
+  auto bytes = blume::to_bytes(f);
+  ASSERT_EQ(bytes.size(), 144u);
+  blume::file_header h = blume::decode_header(bytes);
+  h.extra[1] = std::bit_cast<std::uint64_t>(5e10);  // growth
+  const auto header = blume::encode_header(h);
+  std::copy(header.begin(), header.end(), bytes.begin());
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(blume_test::mentions(
+      blume_test::message_of<blume::format_error>([&] { (void)blume::from_bytes<scalable>(bytes); }), "growth"));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
+}
+
+TEST(ScalableFilter, TighteningOutsideZeroToOneIsRefusedOnLoad) {
+  const auto good = blume::to_bytes(filled(100, 0.01, 10));
+  for (const double tightening : {0.0, -0.5, 1.0, 1.5, std::nan("")}) {
+    auto bytes = good;
+    blume::file_header h = blume::decode_header(bytes);
+    h.extra[2] = std::bit_cast<std::uint64_t>(tightening);
+    const auto header = blume::encode_header(h);
+    std::copy(header.begin(), header.end(), bytes.begin());
+    EXPECT_TRUE(blume_test::mentions(
+        blume_test::message_of<blume::format_error>([&] { (void)blume::from_bytes<scalable>(bytes); }), "tightening"))
+        << tightening;
+  }
+}
+
+TEST(ScalableFilter, ALayerBeyondTheLibraryCapIsRefusedAndTheChainStaysAsItWas) {
+  blume::scalable_options o;
+  o.growth = 32768;
+  scalable f(1'000'000, 1e-8, o);  // layer 1: 3.3e10 items at 2.5e-9, about 2^40.2 bits
+  std::uint64_t i = 0;
+  while (!f.needs_new_layer()) f.insert(present_key(i++));
+  EXPECT_THROW((void)f.next_layer_bytes(), blume::invalid_argument);
+  EXPECT_EQ(f.try_insert(absent_key(0)), blume::insert_result::full);
+  EXPECT_EQ(f.layers().size(), 1u);
 }
 
 }  // namespace
