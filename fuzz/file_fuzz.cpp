@@ -58,8 +58,8 @@ void exercise(F& f) {
   // One clock reading for the whole run: an aging filter's window may be a nanosecond long, and a key
   // inserted at one reading may rightly be gone at the next.
   const auto now = std::chrono::system_clock::now();
-  std::uint64_t keys[16];
-  for (std::uint64_t i = 0; i < 16; ++i) keys[i] = 0x9e3779b97f4a7c15ULL * (i + 1);
+  std::uint64_t keys[32];
+  for (std::uint64_t i = 0; i < 32; ++i) keys[i] = 0x9e3779b97f4a7c15ULL * (i + 1);
   for (const std::uint64_t k : keys) (void)contains(f, k, now);
   (void)contains(f, 0, now);
   if constexpr (!takes_time<F>) (void)f.count_contained(std::span<const std::uint64_t>(keys));

@@ -2,6 +2,7 @@
 // kind's decoder treats differently (a grown cuckoo filter, a scalable chain of several layers, an aging
 // filter with a time window). Small, so that the fuzzer's mutations land in fields, not in bulk bits.
 //   make_file_corpus DIR      (the `fuzz_file_corpus` target regenerates fuzz/corpus/file/)
+// The regression-*.blume files in that directory are reproducers of past findings, not written here.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -28,6 +29,22 @@ F filled(F f, std::uint64_t count) {
   return f;
 }
 
+// Aging filters record start times: a fixed clock keeps the corpus the same from one generation to the next.
+const aging_bloom_filter<>::time_point fixed_now{std::chrono::seconds(1'767'225'600)};  // 2026-01-01
+
+aging_bloom_filter<> aging(std::chrono::nanoseconds window_time, std::uint64_t count) {
+  aging_bloom_filter<> f(40, 0.05, window_time, xxh3_hasher::default_seed, fixed_now);
+  for (const std::uint64_t k : keys(count)) f.insert(k, fixed_now);
+  return f;
+}
+
+/// A scalable chain whose newest layer holds its capacity: the next new key adds a layer.
+template <class F>
+F full(F f) {
+  for (std::uint64_t i = 0; !f.needs_new_layer(); ++i) f.insert(keys(1, 1000 + i)[0]);
+  return f;
+}
+
 /// A small filter of `kind`, holding a few keys.
 any_filter sample(filter_kind kind) {
   constexpr std::uint64_t items = 40;
@@ -38,6 +55,7 @@ any_filter sample(filter_kind kind) {
     return bloomier_filter<>::build(keys(items), values, 4);
   }
   if (kind == filter_kind::cascade) return cascade_filter::build(keys(items), keys(4 * items, items));
+  if (kind == filter_kind::aging) return aging({}, items / 2);
   if (is_static(kind)) {
     std::vector<std::uint64_t> lows;
     for (const std::uint64_t k : keys(items)) lows.push_back(hash_key(xxh3_hasher(), k).low);
@@ -79,16 +97,19 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(dir);
   write_every_kind(dir);
 
+  // Shapes one insert away from growing, so that the fuzzer's inserts reach the code that sizes the next
+  // sub-filter, layer or buffer from fields it has mutated.
   cuckoo_geometry g;
-  g.buckets = 4;
+  g.buckets = 2;
   g.expansion = 2;
   g.max_filters = 8;
-  write(dir, "cuckoo-grown", filled(cuckoo_filter<>(g), 60));
+  write(dir, "cuckoo-grown", filled(cuckoo_filter<>(g), 100));
   scalable_options o;
   o.growth = 3;
   o.tightening = 0.7;
-  write(dir, "scalable-layers", filled(scalable_bloom_filter<>(8, 0.05, o), 60));
+  write(dir, "scalable-layers", full(filled(scalable_bloom_filter<>(8, 0.05, o), 60)));
+  write(dir, "scalable-full", full(scalable_bloom_filter<>(40, 0.05)));
   using namespace std::chrono_literals;
-  write(dir, "aging-timed", filled(aging_bloom_filter<>(40, 0.05, 60s), 30));
+  write(dir, "aging-timed", aging(60s, 30));
   return 0;
 }
