@@ -298,9 +298,15 @@ class scalable_bloom_filter {
     for (const Layer& l : layers_) l.for_each_payload_segment(fn);
   }
   static std::uint64_t payload_size(const filter_parameters& p) {
-    const scalable_bloom_filter shape = from_parameters(p);
+    scalable_bloom_filter shape = from_parameters(p);
     std::uint64_t size = 8 * static_cast<std::uint64_t>(p.hashes);
-    for (std::uint32_t i = 0; i < p.hashes; ++i) size += Layer::payload_size(shape.layer_parameters(i));
+    // Each spec is recorded before the next is asked for, so spec_at takes one step, not i: a file may
+    // hold 4096 layers, and walking up from layer 0 for each was quadratic (issue 11).
+    shape.specs_.reserve(p.hashes);
+    for (std::uint32_t i = 0; i < p.hashes; ++i) {
+      shape.specs_.push_back(shape.spec_at(i));
+      size += Layer::payload_size(shape.layer_parameters(i));
+    }
     return size;
   }
   static scalable_bloom_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t,
