@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "blume/aging_bloom_filter.hpp"
+#include "forge.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -95,6 +96,43 @@ TEST(AgingFilter, RoundTripsWithItsWindowState) {
   }
   for (std::size_t n = 0; n < bytes.size(); n += 13)
     EXPECT_THROW(blume::from_bytes<aging>(std::span(bytes.data(), n)), blume::format_error) << n;
+}
+
+/// A copy of `good` whose two buffers start at `start` (ns since the clock's epoch), checksums fixed up.
+std::vector<std::byte> with_start_times(std::vector<std::byte> bytes, std::int64_t start) {
+  for (std::size_t b = 0; b < 2; ++b)  // the payload begins with count₀, count₁, start₀, start₁
+    std::memcpy(bytes.data() + blume::header_size + 16 + 8 * b, &start, sizeof start);
+  blume_test::fix_checksums(bytes);
+  return bytes;
+}
+
+// Issue 11: start times are read from the payload, and any 64-bit value must leave a filter whose clock
+// arithmetic neither overflows (UBSan) nor freezes: keys inserted after loading are found for half a
+// window and forgotten after a whole one, as in a filter that was never saved.
+TEST(AgingFilter, ForgedStartTimesNeitherOverflowNorFreezeTheWindow) {
+  const auto good = blume::to_bytes(aging(1000, 0.01, 60s, 7, t0));
+  const aging::time_point now = aging::clock_type::now();
+  const std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  for (const std::int64_t start : {INT64_MIN, INT64_MIN + 1, std::int64_t{-1}, std::int64_t{0}, now_ns - 45'000'000'000,
+                                   now_ns + 3'600'000'000'000, INT64_MAX - 1, INT64_MAX}) {
+    SCOPED_TRACE(start);
+    aging f = blume::from_bytes<aging>(with_start_times(good, start));
+    f.insert("fresh", now);
+    EXPECT_TRUE(f.contains("fresh", now));
+    EXPECT_TRUE(f.contains("fresh", now + 29s)) << "within half a window: always found";
+    f.insert("tick", now + 200s);
+    EXPECT_FALSE(f.contains("fresh", now + 200s)) << "older than the window: never found";
+    EXPECT_TRUE(f.contains("tick", now + 200s));
+  }
+}
+
+TEST(AgingFilter, ForgedItemCountsBeyondABuffersShareAreRefused) {
+  auto bytes = blume::to_bytes(aging(1000, 0.01, {}, 7, t0));
+  const std::uint64_t count = 501;  // each buffer takes 500 of the 1000-item window
+  std::memcpy(bytes.data() + blume::header_size, &count, sizeof count);
+  blume_test::fix_checksums(bytes);
+  EXPECT_TRUE(blume_test::mentions(blume_test::message_of<blume::format_error>([&] { (void)blume::from_bytes<aging>(bytes); }),
+                                   "501"));
 }
 
 }  // namespace

@@ -178,6 +178,9 @@ TEST(RedisBloomBloom, HostileHeadersAreRefusedNamingTheProblem) {
   r = grow_record();
   r.layers[0].n2 = 64;
   refused(r, "power-of-two");
+  r = grow_record();
+  r.growth = 32769;  // beyond RedisBloom's EXPANSION range: the next layer of a small chain would be huge
+  refused(r, "growth");
 }
 
 TEST(RedisBloomBloom, HeadersOfTheWrongLengthAreRefused) {

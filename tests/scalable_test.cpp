@@ -2,7 +2,12 @@
 // the file format of a chain.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <chrono>
+#include <cstdio>
+
 #include "blume/scalable_bloom_filter.hpp"
+#include "forge.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -178,6 +183,108 @@ TEST(ScalableFilter, ForgedLayerCountIsRefusedBeforeAllocating) {
   auto forged = bytes;
   std::copy(header.begin(), header.end(), forged.begin());
   EXPECT_THROW(blume::from_bytes<scalable>(forged), blume::format_error);
+}
+
+TEST(ScalableFilter, GrowthIsBoundedByRedisBloomsExpansionLimit) {
+  blume::scalable_options o;
+  o.growth = 32768;
+  EXPECT_NO_THROW(scalable(1, 0.01, o));
+  for (const double growth : {32769.0, 5e10, std::numeric_limits<double>::infinity(), std::nan("")}) {
+    o.growth = growth;
+    EXPECT_TRUE(blume_test::mentions(blume_test::message_of<blume::invalid_argument>([&] { scalable(1, 0.01, o); }),
+                                     "growth"))
+        << growth;
+  }
+  o.scaling = false;
+  o.growth = 1e6;
+  EXPECT_THROW(scalable(1, 0.01, o), blume::invalid_argument) << "a non-scaling chain records its growth too";
+}
+
+// Issue 11: a 144-byte file (one layer of one 64-bit word) with growth 5e10 made the next add ask for a
+// 78 GB layer. The file is refused on load, at once.
+TEST(ScalableFilter, ATinyFileWithAHugeGrowthIsRefusedOnLoad) {
+  scalable f(1, 0.01);
+  f.insert(present_key(0));
+  auto bytes = blume::to_bytes(f);
+  ASSERT_EQ(bytes.size(), 144u);
+  blume::file_header h = blume::decode_header(bytes);
+  h.extra[1] = std::bit_cast<std::uint64_t>(5e10);  // growth
+  const auto header = blume::encode_header(h);
+  std::copy(header.begin(), header.end(), bytes.begin());
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(blume_test::mentions(
+      blume_test::message_of<blume::format_error>([&] { (void)blume::from_bytes<scalable>(bytes); }), "growth"));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
+}
+
+TEST(ScalableFilter, TighteningOutsideZeroToOneIsRefusedOnLoad) {
+  const auto good = blume::to_bytes(filled(100, 0.01, 10));
+  for (const double tightening : {0.0, -0.5, 1.0, 1.5, std::nan("")}) {
+    auto bytes = good;
+    blume::file_header h = blume::decode_header(bytes);
+    h.extra[2] = std::bit_cast<std::uint64_t>(tightening);
+    const auto header = blume::encode_header(h);
+    std::copy(header.begin(), header.end(), bytes.begin());
+    EXPECT_TRUE(blume_test::mentions(
+        blume_test::message_of<blume::format_error>([&] { (void)blume::from_bytes<scalable>(bytes); }), "tightening"))
+        << tightening;
+  }
+}
+
+TEST(ScalableFilter, ALayerBeyondTheLibraryCapIsRefusedAndTheChainStaysAsItWas) {
+  blume::scalable_options o;
+  o.growth = 32768;
+  scalable f(1'000'000, 1e-8, o);  // layer 1: 3.3e10 items at 2.5e-9, about 2^40.2 bits
+  std::uint64_t i = 0;
+  while (!f.needs_new_layer()) f.insert(present_key(i++));
+  EXPECT_THROW((void)f.next_layer_bytes(), blume::invalid_argument);
+  EXPECT_EQ(f.try_insert(absent_key(0)), blume::insert_result::full);
+  EXPECT_EQ(f.layers().size(), 1u);
+}
+
+/// The default policy, counting the layer specs it is asked for.
+struct counted_layers : blume::plan_layers<blume::partitioned_bloom_filter<>> {
+  static inline std::uint64_t specs = 0;
+  blume::layer_spec spec(std::uint64_t capacity, double fpr, const blume::scalable_options& o, std::size_t index,
+                         const blume::layer_spec& previous) const {
+    ++specs;
+    return plan_layers::spec(capacity, fpr, o, index, previous);
+  }
+};
+
+// The cuckoo filter's issue-11 pattern, in the chain: each layer's size was found by walking the specs
+// up from layer 0, so checking the payload size of a file took time quadratic in its layers (8.4 million
+// specs for the 4096 one-word layers of this 78 KB file, growth 1 and tightening 0.995).
+TEST(ScalableFilter, AFileOfManyLayersOpensInLinearTime) {
+  using chain = blume::scalable_bloom_filter<blume::partitioned_bloom_filter<>, counted_layers>;
+  blume::filter_parameters p;
+  p.bits = 1;  // capacity of each layer
+  p.hashes = blume::scalable_max_layers;
+  p.layout = static_cast<std::uint32_t>(chain::layer_type::kind);
+  p.extra = {std::bit_cast<std::uint64_t>(0.01), std::bit_cast<std::uint64_t>(1.0),
+             std::bit_cast<std::uint64_t>(0.995), 0, blume::scalable_max_layers, 0};
+  blume::file_header h;
+  h.kind = blume::filter_kind::scalable;
+  h.hash = chain::hasher_type::id;
+  h.seed = chain::hasher_type::default_seed;
+  h.bits = p.bits;
+  h.hashes = p.hashes;
+  h.block_bits = p.layout;
+  h.extra = p.extra;
+  h.payload_size = chain::payload_size(p);
+  std::vector<std::byte> bytes(blume::header_size + h.payload_size);  // every layer empty
+  const auto header = blume::encode_header(h);
+  std::copy(header.begin(), header.end(), bytes.begin());
+  blume_test::fix_checksums(bytes);
+
+  counted_layers::specs = 0;
+  const auto started = std::chrono::steady_clock::now();
+  const chain f = blume::from_bytes<chain>(bytes);
+  const auto took = std::chrono::steady_clock::now() - started;
+  std::printf("opened %zu layers (%zu bytes) in %.1f ms, %ju layer specs\n", f.layers().size(), bytes.size(),
+              std::chrono::duration<double, std::milli>(took).count(), static_cast<std::uintmax_t>(counted_layers::specs));
+  EXPECT_EQ(f.layers().size(), blume::scalable_max_layers);
+  EXPECT_LE(counted_layers::specs, 4u * blume::scalable_max_layers);
 }
 
 }  // namespace

@@ -17,11 +17,13 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <string>
 
 #include "blume/blocked_bloom_filter.hpp"
 #include "blume/detail/bulk.hpp"
+#include "blume/error.hpp"
 #include "blume/parameters.hpp"
 #include "blume/plan.hpp"
 
@@ -162,6 +164,11 @@ class aging_bloom_filter {
     const std::uint64_t size = Buffer::payload_size(bp);
     std::uint64_t meta[4];
     std::memcpy(meta, payload.data(), sizeof meta);
+    // A buffer takes (window + 1) / 2 items before the other takes over; more was never written.
+    for (int b : {0, 1})
+      if (meta[b] > (p.bits + 1) / 2)
+        throw format_error("aging filter: buffer " + std::to_string(b) + " counts " + std::to_string(meta[b]) +
+                           " items, more than its share of the window (" + std::to_string((p.bits + 1) / 2) + ")");
     auto buffer_at = [&](int b) {
       byte_storage part = byte_storage::allocate(size);
       if (size != 0) std::memcpy(part.data(), payload.data() + 32 + b * size, size);
@@ -203,30 +210,44 @@ class aging_bloom_filter {
 
   std::uint64_t share() const noexcept { return (window_ + 1) / 2; }
 
-  time_point start(int b) const noexcept {
-    return time_point(std::chrono::duration_cast<typename Clock::duration>(
-        std::chrono::nanoseconds(static_cast<std::int64_t>(meta_[2 + b]))));
-  }
   void set_start(int b, time_point t) noexcept {
     meta_[2 + b] = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
   }
 
+  /// Nanoseconds from buffer b's start to `now`, saturated at the int64 range: a start read from a file
+  /// may be any 64-bit value, and a plain subtraction would overflow (undefined behaviour, and in
+  /// practice a wrapped age that keeps a stale buffer live or expires a fresh one).
+  std::int64_t age_ns(int b, time_point now) const noexcept {
+    const std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+    const auto start_ns = static_cast<std::int64_t>(meta_[2 + b]);
+    std::int64_t age = 0;
+    if (__builtin_sub_overflow(now_ns, start_ns, &age))
+      age = now_ns < start_ns ? std::numeric_limits<std::int64_t>::min() : std::numeric_limits<std::int64_t>::max();
+    return age;
+  }
+
   /// With a time window: rotate once half a window after the active buffer started; after a whole
-  /// window both buffers are stale and are cleared.
+  /// window both buffers are stale and are cleared. An active buffer that starts in the future (the
+  /// clock was set back, or the file came from elsewhere) would never come of age and the window would
+  /// freeze, so its start is brought back to now: its keys are kept longer, never dropped early.
   void advance(time_point now) noexcept {
     if (window_time_.count() == 0) return;
-    const auto age = now - start(active_);
-    if (age >= window_time_) {
+    std::int64_t age = age_ns(active_, now);
+    if (age < 0) {
+      set_start(active_, now);
+      age = 0;
+    }
+    if (age >= window_time_.count()) {
       clear(now);
-    } else if (age >= window_time_ / 2) {
+    } else if (age >= window_time_.count() / 2) {
       rotate(now);
     }
   }
   /// A buffer holds keys inserted since its start; with a time window it is consulted only while its
-  /// oldest key is younger than the window.
+  /// oldest key is younger than the window (always, if it starts in the future).
   bool live(int b, time_point now) const noexcept {
-    return window_time_.count() == 0 || now - start(b) < window_time_;
+    return window_time_.count() == 0 || age_ns(b, now) < window_time_.count();
   }
 
   std::uint64_t window_;

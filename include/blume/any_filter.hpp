@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -106,7 +107,23 @@ any_filter map_as(filter_kind kind, const std::filesystem::path& path, verify v)
     throw format_error(path.string() + ": filter kind " + std::string(kind_name(kind)) + " cannot be opened");
   }
 }
+template <std::size_t I = 0>
+any_filter from_bytes_as(filter_kind kind, std::span<const std::byte> bytes) {
+  if constexpr (I < std::variant_size_v<any_filter>) {
+    using F = std::variant_alternative_t<I, any_filter>;
+    if (F::kind == kind) return from_bytes<F>(bytes);
+    return from_bytes_as<I + 1>(kind, bytes);
+  } else {
+    throw format_error("filter kind " + std::string(kind_name(kind)) + " cannot be read");
+  }
+}
 }  // namespace detail
+
+/// A filter of any kind from serialized bytes (copied), as from_bytes reads one kind: the header says
+/// which. Throws format_error for anything that is not a valid filter.
+inline any_filter filter_from_bytes(std::span<const std::byte> bytes) {
+  return detail::from_bytes_as(decode_header(bytes).kind, bytes);
+}
 
 /// Opens a filter file of any kind through a private mapping (see map_file): its header says which. All
 /// of map_file's checks apply; `verify::full` also checks the payload checksum.

@@ -135,11 +135,20 @@ struct cuckoo_geometry {
     return (slot_bits + 64 + 511) / 512 * 64;
   }
 
-  /// Buckets of sub-filter i (buckets·expansion^i), or 0 if that exceeds max_buckets().
+  /// Buckets of sub-filter i (buckets·expansion^i), or 0 if that exceeds max_buckets(). Constant time for
+  /// expansion 0 or 1, and at most 40 steps otherwise (n at least doubles up to 2^40): a file may hold
+  /// 65,536 sub-filters, and a loop of i steps per sub-filter made opening one quadratic (issue 11).
   std::uint64_t buckets_of(std::uint32_t i) const noexcept {
-    std::uint64_t n = buckets;
-    for (std::uint32_t j = 0; j < i; ++j) {
-      if (expansion == 0 || n > max_buckets() / expansion) return 0;
+    if (i == 0) return buckets;
+    if (expansion <= 1) return expansion == 0 ? 0 : buckets;
+    return next_buckets(buckets, i);
+  }
+  /// Buckets of the sub-filter `steps` after one of `n` buckets, or 0 if beyond max_buckets(): what a
+  /// walk over the sub-filters in order uses, one step at a time.
+  std::uint64_t next_buckets(std::uint64_t n, std::uint32_t steps = 1) const noexcept {
+    if (expansion == 1) return n;
+    for (std::uint32_t j = 0; j < steps; ++j) {
+      if (expansion == 0 || n == 0 || n > max_buckets() / expansion) return 0;
       n *= expansion;
     }
     return n;
@@ -249,8 +258,8 @@ class cuckoo_filter {
   }
   static std::uint64_t payload_size(const filter_parameters& p) {
     const auto [g, count] = geometry_of(p);
-    std::uint64_t total = 0;
-    for (std::uint32_t i = 0; i < count; ++i) total += g.table_bytes(g.buckets_of(i));
+    std::uint64_t total = 0, n = g.buckets;
+    for (std::uint32_t i = 0; i < count; ++i, n = g.next_buckets(n)) total += g.table_bytes(n);
     return total;
   }
   /// Adopts `payload` (zero-copy when it is a file mapping) after checking it: every padding bit past the
@@ -671,9 +680,10 @@ class cuckoo_filter {
       : geometry_(g), hasher_(hasher) {
     prepare_constants();
     storages_.push_back(std::move(payload));
+    tables_.reserve(count);
     std::size_t offset = 0;
-    for (std::uint32_t i = 0; i < count; ++i) {
-      const std::uint64_t n = g.buckets_of(i);
+    std::uint64_t n = g.buckets;
+    for (std::uint32_t i = 0; i < count; ++i, n = g.next_buckets(n)) {
       tables_.push_back(table{0, offset, n, g.table_bytes(n), 0, i});
       offset += g.table_bytes(n);
     }

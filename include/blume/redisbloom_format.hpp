@@ -99,7 +99,8 @@ inline bloom_chain_record record_of(const bloom_value& v) {
 
 /// Checks a record as RedisBloom does (SB_ValidateIntegrity, bloom_validate_integrity), plus what blume
 /// needs: the 64-bit hash (FORCE64; older filters used a 32-bit hash blume does not implement), bit
-/// arrays of whole 64-bit words, at most max_filter_bits per layer, a growth ≥ 1 for a scaling chain.
+/// arrays of whole 64-bit words, at most max_filter_bits per layer, a growth ≥ 1 for a scaling chain and
+/// at most scalable_max_growth (RedisBloom's own EXPANSION limit) for any.
 /// Throws format_error naming the first problem. Allocates nothing.
 inline void validate(const bloom_chain_record& r) {
   const auto fail = [](const std::string& what) { throw format_error("RedisBloom filter: " + what); };
@@ -108,6 +109,7 @@ inline void validate(const bloom_chain_record& r) {
   if ((r.options & ~known_options) != 0) fail("unknown option bits " + std::to_string(r.options));
   if ((r.options & option_force64) == 0) fail("32-bit hashing (filters from before RedisBloom 2.0) is not supported");
   if ((r.options & option_no_scaling) == 0 && r.growth == 0) fail("a scaling chain with growth 0");
+  if (r.growth > scalable_max_growth) fail("growth " + std::to_string(r.growth) + " is beyond 32768");
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < r.layers.size(); ++i) {
     const bloom_layer_record& l = r.layers[i];

@@ -11,6 +11,12 @@
 // layer already answers "maybe" (Almeida et al.; RedisBloom does the same), and a layer's fill counts
 // only inserts that set a new bit, so duplicates and false positives never trigger growth.
 //
+// Sizes: growth is at most scalable_max_growth (32768, RedisBloom's EXPANSION limit) and tightening lies in
+// (0, 1), checked on construction (invalid_argument) and on load (format_error), so a small file cannot
+// describe a chain whose next layer is gigabytes. A layer beyond max_filter_bits (2^40 bits, 128 GiB: the
+// library-wide cap, plan.hpp) is refused before anything is allocated: try_insert answers
+// insert_result::full and the chain stays as it was.
+//
 // Thread safety: const calls may run concurrently; everything else needs exclusive access.
 #pragma once
 
@@ -35,6 +41,9 @@ namespace blume {
 /// Most layers a chain may have (each layer at least doubles the k of the first within about 30 layers at
 /// growth 1, and rates underflow after about 1075 halvings, so no useful chain comes near).
 inline constexpr std::uint32_t scalable_max_layers = 4096;
+/// Largest growth factor: RedisBloom's EXPANSION range is [0, 32768], and a larger factor makes the next
+/// layer of even a tiny chain a request for gigabytes (a 144-byte file with growth 5e10 asked for 78 GB).
+inline constexpr double scalable_max_growth = 32768;
 
 struct scalable_options {
   double growth = 2.0;      // s: layer i holds capacity × growth^i items
@@ -289,9 +298,15 @@ class scalable_bloom_filter {
     for (const Layer& l : layers_) l.for_each_payload_segment(fn);
   }
   static std::uint64_t payload_size(const filter_parameters& p) {
-    const scalable_bloom_filter shape = from_parameters(p);
+    scalable_bloom_filter shape = from_parameters(p);
     std::uint64_t size = 8 * static_cast<std::uint64_t>(p.hashes);
-    for (std::uint32_t i = 0; i < p.hashes; ++i) size += Layer::payload_size(shape.layer_parameters(i));
+    // Each spec is recorded before the next is asked for, so spec_at takes one step, not i: a file may
+    // hold 4096 layers, and walking up from layer 0 for each was quadratic (issue 11).
+    shape.specs_.reserve(p.hashes);
+    for (std::uint32_t i = 0; i < p.hashes; ++i) {
+      shape.specs_.push_back(shape.spec_at(i));
+      size += Layer::payload_size(shape.layer_parameters(i));
+    }
     return size;
   }
   static scalable_bloom_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t,
@@ -324,8 +339,9 @@ class scalable_bloom_filter {
     detail::check_plan_inputs(capacity, fpr);
     // A non-scaling chain never uses its growth (RedisBloom records 0 for some), so only a scaling one
     // needs growth ≥ 1.
-    if (!std::isfinite(options.growth) || !(options.growth >= (options.scaling ? 1.0 : 0.0)))
-      throw invalid_argument("scalable filter: growth must be at least 1, got " + detail::format_number(options.growth));
+    if (!(options.growth >= (options.scaling ? 1.0 : 0.0) && options.growth <= scalable_max_growth))
+      throw invalid_argument("scalable filter: growth must be in [" + std::string(options.scaling ? "1" : "0") +
+                             ", 32768], got " + detail::format_number(options.growth));
     if (!(options.tightening > 0.0 && options.tightening < 1.0))
       throw invalid_argument("scalable filter: tightening ratio must be in (0, 1), got " +
                              detail::format_number(options.tightening));
@@ -363,6 +379,10 @@ class scalable_bloom_filter {
   void add_layer() {
     const layer_spec spec = spec_at(layers_.size());
     const auto layout = LayerPlan{}.layout(spec);  // throws beyond 2^40 bits
+    // Whatever the policy: the library-wide cap holds before the allocation, not after.
+    if (layout.bits() > max_filter_bits)
+      throw invalid_argument("scalable filter: layer " + std::to_string(layers_.size()) + " would take " +
+                             std::to_string(layout.bits()) + " bits, beyond the maximum of 2^40");
     layers_.reserve(layers_.size() + 1);
     specs_.reserve(specs_.size() + 1);
     counts_.reserve(counts_.size() + 1);
