@@ -102,9 +102,21 @@ constexpr bool has_erase = requires(F& f, std::string_view k) { f.erase(k); } &&
                             F::kind == filter_kind::quotient);
 template <class F>
 constexpr bool bit_array = requires(const F& f) { f.fill_ratio(); };
-/// Kinds whose insert_many reports how many keys it stored (the others always store them).
+/// Kinds whose insert_many reports how many keys it stored (the others always store them): a table that
+/// fills up, and a scalable chain that is non-scaling or cannot add its next layer.
 template <class F>
-constexpr bool may_be_full = F::kind == filter_kind::cuckoo || F::kind == filter_kind::quotient;
+constexpr bool may_be_full =
+    F::kind == filter_kind::cuckoo || F::kind == filter_kind::quotient || F::kind == filter_kind::scalable;
+
+/// Inserts one key; false only when the filter had no room for it.
+template <class F, class K>
+bool insert_stored(F& f, const K& k) {
+  if constexpr (requires { f.try_insert(k) == insert_result::full; }) {
+    return f.try_insert(k) != insert_result::full;
+  } else {
+    return f.insert(k);
+  }
+}
 
 /// Inserts keys (a batch of string_views) and returns how many were refused because the filter is full.
 template <class F>
@@ -692,8 +704,11 @@ int run_update(const query_options& o, update what) {
             ++total;
             if (what == update::add) {
               if constexpr (takes_inserts<F>) {
-                const bool stored = f.insert(k);
-                if (may_be_full<F> && !stored) ++refused;
+                if constexpr (may_be_full<F>) {
+                  refused += !insert_stored(f, k);
+                } else {
+                  f.insert(k);
+                }
                 ++done;
               } else {
                 throw invalid_argument("a '" + std::string(kind_name(F::kind)) +

@@ -73,7 +73,7 @@ any_filter sample(filter_kind kind) {
 
 void write(const std::filesystem::path& dir, const std::string& name, const any_filter& f) {
   const std::filesystem::path path = dir / (name + ".blume");
-  save_filter(f, path);
+  save_filter(f, path, {100, 0.01});  // a design record, as the tool writes one, for the fuzzer to bend
   std::printf("%s: %ju bytes\n", path.c_str(), static_cast<std::uintmax_t>(std::filesystem::file_size(path)));
 }
 

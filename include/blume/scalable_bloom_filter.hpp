@@ -171,9 +171,14 @@ class scalable_bloom_filter {
     layers_.back().prefetch_for_insert(d);
   }
 
+  /// Inserts every key; returns how many were stored or found present, fewer than keys.size() only when
+  /// the chain is full (as cuckoo_filter::insert_many reports a full table): a refused key must not be
+  /// taken for stored.
   template <std::ranges::input_range R>
-  void insert_many(const R& keys) {
-    for (auto&& k : keys) insert(k);
+  std::size_t insert_many(const R& keys) {
+    std::size_t stored = 0;
+    for (auto&& k : keys) stored += try_insert(k) != insert_result::full;
+    return stored;
   }
   template <std::ranges::input_range R, class Out>
     requires std::output_iterator<Out, bool>
