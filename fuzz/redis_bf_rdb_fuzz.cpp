@@ -7,25 +7,7 @@
 #include "redis_fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  namespace rb = blume::redisbloom;
   using namespace blume::redis;
-  if (size < 1) return 0;
-  const int encver = data[0] % 6;
-  byte_rdb_reader in(std::as_bytes(std::span(data + 1, size - 1)));
-  std::string why;
-  const auto v = load_bloom(in, encver, fuzz::limits(), &why);
-  if (v == nullptr) {
-    if (why.empty()) fuzz::fail("refused without a reason");
-    return 0;
-  }
-  if (filter_memory(rb::record_of(*v)) > fuzz::memory_limit) fuzz::fail("loaded a filter over the limit");
-  byte_rdb_writer out;
-  save_bloom(out, *v);
-  byte_rdb_reader again(std::as_bytes(std::span(out.bytes().data(), out.bytes().size())));
-  const auto w = load_bloom(again, bloom_encoding_version, fuzz::limits(), &why);
-  if (w == nullptr) fuzz::fail("a saved record does not load");
-  byte_rdb_writer out2;
-  save_bloom(out2, *w);
-  if (out2.bytes() != out.bytes()) fuzz::fail("save, load, save changed the record");
+  fuzz::load_round_trip(data, size, load_bloom, save_bloom, bloom_encoding_version);
   return 0;
 }

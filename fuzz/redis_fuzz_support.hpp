@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <span>
+#include <utility>
 #include <string>
 #include <string_view>
 
@@ -48,6 +50,32 @@ class input {
 [[noreturn]] inline void fail(const char* what) {
   std::fprintf(stderr, "redis fuzz: %s\n", what);
   __builtin_trap();
+}
+
+/// The RDB harnesses' common course: the first byte picks an encoding version (0 … 5, one past the
+/// newest), the rest is the record. A refused record must say why; one that loads stays under the limit,
+/// and saves, loads and saves again to the same bytes. Returns the reloaded value (null if refused).
+template <class Load, class Save>
+auto load_round_trip(const std::uint8_t* data, std::size_t size, Load load, Save save, int newest)
+    -> decltype(load(std::declval<rdb_reader&>(), 0, limits(), nullptr)) {
+  if (size < 1) return nullptr;
+  byte_rdb_reader in(std::as_bytes(std::span(data + 1, size - 1)));
+  std::string why;
+  auto v = load(in, data[0] % 6, limits(), &why);
+  if (v == nullptr) {
+    if (why.empty()) fail("refused without a reason");
+    return nullptr;
+  }
+  if (filter_memory(redisbloom::record_of(*v)) > memory_limit) fail("loaded a filter over the limit");
+  byte_rdb_writer out;
+  save(out, *v);
+  byte_rdb_reader again(std::as_bytes(std::span(out.bytes().data(), out.bytes().size())));
+  auto w = load(again, newest, limits(), &why);
+  if (w == nullptr) fail("a saved record does not load");
+  byte_rdb_writer out2;
+  save(out2, *w);
+  if (out2.bytes() != out.bytes()) fail("save, load, save changed the record");
+  return w;
 }
 
 }  // namespace blume::redis::fuzz
