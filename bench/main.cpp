@@ -1,6 +1,6 @@
 // blume_bench: blume's filters against std::unordered_set, absl::flat_hash_set and libbloom, in one run.
 // Prints the tables and the targets evaluation, and writes them to docs/benchmarks.md.
-// Run `blume_bench --help` for the options; /work/shared/BENCHMARKING.md for why it measures as it does.
+// Run `blume_bench --help` for the options; docs/benchmarks.md says why it measures as it does.
 
 #include <sched.h>
 
