@@ -234,16 +234,24 @@ std::string count_text(double count) {
 }
 
 /// Throws when `f` is filled past the tolerance: `what` says what would have happened, `remedy` how to
-/// get a filter that holds the keys.
+/// get a filter that holds the keys. A filter without a design record (a version-1 file) has no known
+/// target, and a capacity read off its geometry can be far off (split-block's k is fixed), so there it
+/// only warns.
 template <class F>
 void refuse_overfill(const F& f, const filter_design& design, const std::string& what, const std::string& remedy) {
   const std::optional<fill_state> s = fill_of(f, design);
   if (!s || !(s->rate > overfill_tolerance * s->target)) return;
-  throw invalid_argument(what + ": " + count_text(s->count) + " against a capacity of " +
-                         std::to_string(static_cast<std::uint64_t>(std::llround(s->capacity))) +
-                         (s->inferred ? " (inferred from its geometry)" : "") + " would raise its false-positive rate to " +
-                         percent(s->rate) + " (target " + percent(s->target) + "); " + remedy +
-                         ", or pass --allow-overfill");
+  const std::string state = count_text(s->count) + " against a capacity of " +
+                            std::to_string(static_cast<std::uint64_t>(std::llround(s->capacity))) +
+                            (s->inferred ? " (inferred from its geometry)" : "") +
+                            " would raise its false-positive rate to " + percent(s->rate) + " (target " +
+                            percent(s->target) + ")";
+  if (s->inferred) {
+    std::fprintf(stderr, "blume: warning: %s: %s; the file records no planned capacity to hold it to\n", what.c_str(),
+                 state.c_str());
+    return;
+  }
+  throw invalid_argument(what + ": " + state + "; " + remedy + ", or pass --allow-overfill");
 }
 
 }  // namespace
@@ -689,8 +697,9 @@ int run_query(const query_options& o) {
 int run_update(const query_options& o, update what) {
   std::optional<file_lock> lock;
   lock_target(lock, o.file, o.no_wait);  // held until the new file has replaced the old one
-  const filter_design design = read_header(o.file).design;
-  any_filter filter = open_filter(o.file);
+  file_header header;
+  any_filter filter = open_filter(o.file, verify::full, &header);
+  const filter_design design = header.design;
   std::uint64_t done = 0, total = 0, refused = 0;
   output out;
   std::visit(
@@ -732,8 +741,8 @@ int run_update(const query_options& o, update what) {
   if (what == update::add && !o.allow_overfill)
     std::visit(
         [&](const auto& f) {
-          refuse_overfill(f, design, "adding " + std::to_string(total) + " keys to '" + o.file + "' (nothing was written)",
-                          "build a larger filter from all the keys");
+          refuse_overfill(f, design, "adding " + std::to_string(total) + " keys to '" + o.file + "'",
+                          "nothing was written; build a larger filter from all the keys");
         },
         filter);
   save_filter(filter, o.file, design);
@@ -744,8 +753,8 @@ int run_update(const query_options& o, update what) {
 // ---- info, merge, intersect, estimate ---------------------------------------------------------------
 
 int run_info(const std::string& file, bool json) {
-  const file_header h = read_header(file);
-  const any_filter filter = open_filter(file);  // verifies the checksums: a damaged file is an error
+  file_header h;
+  const any_filter filter = open_filter(file, verify::full, &h);  // verifies the checksums: a damaged file is an error
   struct field {
     std::string name;
     std::string text;
@@ -790,7 +799,10 @@ int run_info(const std::string& file, bool json) {
           add("false-negative rate at capacity",
               percent(1 - recall) + " (model: for a key inserted " + std::to_string(age) + " keys ago)",
               json_number(1 - recall));
-          add("half forgotten after", std::to_string(lo) + " inserts (model)", std::to_string(lo));
+          if (hi == std::uint64_t{1} << 62)  // no decrements: nothing fades
+            add("half forgotten after", "never (model: no decrements)", "null");
+          else
+            add("half forgotten after", std::to_string(lo) + " inserts (model)", std::to_string(lo));
         } else if constexpr (F::kind == filter_kind::aging) {
           add("forgets", "yes: false negatives by design; 'absent' means not seen recently, not never inserted",
               "true");
@@ -878,8 +890,9 @@ int run_combine(const std::vector<std::string>& inputs, const std::string& outpu
   if (inputs.size() < 2) throw invalid_argument("give at least two input files");
   std::optional<file_lock> lock;
   lock_target(lock, output_path, no_wait);  // the output may be one of the inputs: lock before reading
-  const filter_design design = read_header(inputs[0]).design;
-  any_filter result = open_filter(inputs[0]);
+  file_header first;
+  any_filter result = open_filter(inputs[0], verify::full, &first);
+  const filter_design design = first.design;
   for (std::size_t i = 1; i < inputs.size(); ++i) {
     const any_filter other = open_filter(inputs[i]);
     if (other.index() != result.index())

@@ -39,6 +39,7 @@ key_source::key_source(const std::string& path, key_format format)
     fail("read", path);
   }
   if (S_ISREG(st.st_mode)) {
+    regular_ = true;
     total_ = static_cast<std::uint64_t>(st.st_size);
     if (total_ != 0) {
       void* p = ::mmap(nullptr, total_, PROT_READ, MAP_PRIVATE, fd_, 0);
@@ -55,7 +56,7 @@ key_source::~key_source() {
 }
 
 void key_source::for_each_block(const std::function<void(std::string_view)>& fn, bool gather) {
-  if (mapped_ != nullptr || (total_ == 0 && fd_ != STDIN_FILENO && path_ != "-")) {
+  if (mapped_ != nullptr || regular_) {
     // A regular file: hand out block_size pieces of the mapping, each cut after a delimiter.
     std::string_view rest(mapped_ == nullptr ? "" : mapped_, total_);
     while (!rest.empty()) {
@@ -95,7 +96,8 @@ void key_source::for_each_block(const std::function<void(std::string_view)>& fn,
 }
 
 std::uint64_t key_source::count_keys() {
-  if (mapped_ == nullptr && (fd_ == STDIN_FILENO || path_ == "-") && held_.empty()) {
+  // Anything not mapped (standard input, a pipe, a FIFO, /dev/fd/N) can be read once only: hold it.
+  if (mapped_ == nullptr && held_.empty()) {
     for_each_block([&](std::string_view block) { held_.append(block); });
     if (!held_.empty()) {
       mapped_ = held_.data();  // later passes read the held copy like a mapped file

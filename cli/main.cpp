@@ -47,6 +47,9 @@ extern "C" void on_terminating_signal(int sig) {
 
 void install_signal_handlers() {
   for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    // A signal the parent ignores (nohup, a background job of a script) stays ignored.
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
     struct sigaction action {};
     action.sa_handler = on_terminating_signal;
     sigemptyset(&action.sa_mask);
@@ -121,21 +124,24 @@ int main(int argc, char** argv) {
                "answer KEY<tab>absent for keys not seen recently (they forget by design)");
   query->add_option("file", query_opts.file, "filter file")->required();
   query->add_option("keys", query_opts.keys, "keys (default: read from standard input)");
-  query->add_option("--format", query_format, "stdin keys: lines or nul")->capture_default_str();
+  query->add_option("--format", query_format, "keys: lines (one trailing CR dropped, from arguments too) or nul")
+      ->capture_default_str();
   query->add_flag("--quiet,-q", query_opts.quiet,
                   "print nothing; exit 0 if every key may be present, 1 if one is certainly absent (for stable "
                   "and aging filters: not seen recently)");
   CLI::App* add = app.add_subcommand("add", "Insert keys (arguments or stdin) into a filter file, in place");
   add->add_option("file", add_opts.file, "filter file")->required();
   add->add_option("keys", add_opts.keys, "keys (default: read from standard input)");
-  add->add_option("--format", add_format, "stdin keys: lines or nul")->capture_default_str();
+  add->add_option("--format", add_format, "keys: lines (one trailing CR dropped, from arguments too) or nul")
+      ->capture_default_str();
   add->add_flag("--allow-overfill", add_opts.allow_overfill,
                 "add keys past the capacity the filter was planned for (its rate then exceeds the target)");
   add->add_flag("--no-wait", add_opts.no_wait, "fail at once if another writer holds the file");
   CLI::App* erase = app.add_subcommand("erase", "Remove keys from a counting, cuckoo or quotient filter file");
   erase->add_option("file", erase_opts.file, "filter file")->required();
   erase->add_option("keys", erase_opts.keys, "keys (default: read from standard input)");
-  erase->add_option("--format", erase_format, "stdin keys: lines or nul")->capture_default_str();
+  erase->add_option("--format", erase_format, "keys: lines (one trailing CR dropped, from arguments too) or nul")
+      ->capture_default_str();
   erase->add_flag("--quiet,-q", erase_opts.quiet, "print nothing; exit 1 if a key was not found");
   erase->add_flag("--no-wait", erase_opts.no_wait, "fail at once if another writer holds the file");
 

@@ -64,7 +64,7 @@ value_type* create(RedisModuleCtx* ctx, const open_key& key, const creation& c, 
     const std::uint64_t bytes = redisbloom_layer_geometry(static_cast<std::uint64_t>(c.capacity),
                                                           c.scaling ? c.error_rate * 0.5 : c.error_rate)
                                     .storage_bytes();
-    if (const std::uint64_t needed = bloom_fixed_bytes + bloom_layer_bytes + bytes; needed > memory_limit()) {
+    if (const std::uint64_t needed = bloom_fixed_bytes + bloom_layer_bytes + bytes; !within_filter_limit(ctx, needed)) {
       *error = over_limit_reply(needed, memory_limit());
       return nullptr;
     }
@@ -94,7 +94,7 @@ add_outcome add(RedisModuleCtx* ctx, value_type& v, const digest& d, std::uint64
     try {
       const std::uint64_t bytes = chain.next_layer_bytes();
       *needed = reported_size(v) + bloom_layer_bytes + bytes;
-      if (*needed > memory_limit()) return add_outcome::over_limit;
+      if (!within_filter_limit(ctx, *needed)) return add_outcome::over_limit;
       if (!memory_allows(ctx, bytes)) return add_outcome::failed;
     } catch (const std::exception&) {
       return add_outcome::failed;
@@ -415,7 +415,7 @@ int loadchunk(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   value_type* v = key.value<value_type>(bloom_type);
   if (v == nullptr && key.empty() && *iterator == 1) {
     try {
-      const rb::bloom_chain_record r = bloom_header(text(argv[3]), memory_limit());
+      const rb::bloom_chain_record r = bloom_header(text(argv[3]), filter_limit_for(ctx));
       if (!memory_allows(ctx, r.total_bytes())) return reply_error(ctx, "ERR Insufficient memory to create filter");
       auto* fresh = new value_type(rb::value_from(r));
       api::ModuleTypeSetValue(key.get(), bloom_type, fresh);

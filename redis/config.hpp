@@ -7,7 +7,8 @@
 namespace blume::redis {
 
 inline constexpr long long default_max_filter_memory = 4LL << 30;
-/// Bounds of max-filter-memory: at least 1 KiB (smaller refuses even the default filters); at most 2^50.
+/// Bounds of max-filter-memory: at least 1 KiB, a floor against slips (it already refuses a default cuckoo
+/// filter, 1080 bytes); at most 2^50.
 inline constexpr long long min_max_filter_memory = 1LL << 10;
 inline constexpr long long max_max_filter_memory = 1LL << 50;
 

@@ -48,7 +48,7 @@ value_type* create(RedisModuleCtx* ctx, const open_key& key, long long capacity,
         static_cast<std::uint64_t>(capacity), static_cast<std::uint32_t>(bucket_size),
         static_cast<std::uint32_t>(max_iterations), static_cast<std::uint32_t>(expansion));
     const std::uint64_t needed = cuckoo_fixed_bytes + cuckoo_sub_filter_bytes + g.buckets * g.bucket_size;
-    if (needed > memory_limit()) {
+    if (!within_filter_limit(ctx, needed)) {
       *error = over_limit_reply(needed, memory_limit());
       return nullptr;
     }
@@ -84,7 +84,7 @@ add_outcome add(RedisModuleCtx* ctx, value_type& v, const digest& d, bool unique
     case rb::cuckoo_add::needs_growth: break;
   }
   const std::uint64_t bytes = v.filter.next_sub_filter_bytes();
-  if (reported_size(v) + cuckoo_sub_filter_bytes + bytes > memory_limit()) return add_outcome::over_limit;
+  if (!within_filter_limit(ctx, reported_size(v) + cuckoo_sub_filter_bytes + bytes)) return add_outcome::over_limit;
   if (!memory_allows(ctx, bytes)) return add_outcome::no_memory;
   try {
     return rb::cuckoo_insert_growing(v, d) ? add_outcome::added : add_outcome::no_memory;
@@ -388,7 +388,7 @@ int loadchunk(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     if (text(argv[3]).size() != rb::cuckoo_header_bytes) return reply_error(ctx, "Invalid header");
     try {
       const auto max_sub_filters = static_cast<std::uint64_t>(config().cf_max_expansions);
-      const rb::cuckoo_record r = cuckoo_header(text(argv[3]), memory_limit(), max_sub_filters);
+      const rb::cuckoo_record r = cuckoo_header(text(argv[3]), filter_limit_for(ctx), max_sub_filters);
       if (!memory_allows(ctx, r.total_bytes())) return reply_error(ctx, "ERR Insufficient memory to create filter");
       api::ModuleTypeSetValue(key.get(), cuckoo_type, new value_type(rb::value_from(r, max_sub_filters)));
     } catch (const over_limit& e) {

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include "blume/storage.hpp"
+#include "config.hpp"
 
 namespace blume::redis {
 
@@ -106,6 +107,22 @@ bool memory_allows(RedisModuleCtx* ctx, std::uint64_t bytes) {
   }
   const std::uint64_t available = available_memory();
   return available == 0 || bytes <= available;
+}
+
+std::uint64_t filter_limit_for(RedisModuleCtx* ctx) {
+  if ((api::GetContextFlags(ctx) & (api::ctx_flags_replicated | api::ctx_flags_loading)) != 0) return UINT64_MAX;
+  return static_cast<std::uint64_t>(config().max_filter_memory);
+}
+
+bool within_filter_limit(RedisModuleCtx* ctx, std::uint64_t filter_bytes) {
+  const auto limit = static_cast<std::uint64_t>(config().max_filter_memory);
+  if (filter_bytes <= limit) return true;
+  if ((api::GetContextFlags(ctx) & (api::ctx_flags_replicated | api::ctx_flags_loading)) == 0) return false;
+  api::Log(ctx, api::log_warning,
+           "a replicated or reloaded command takes a filter to %llu bytes, past bf.max-filter-memory (%llu): "
+           "applied as its origin did; raise the limit here to match",
+           static_cast<unsigned long long>(filter_bytes), static_cast<unsigned long long>(limit));
+  return true;
 }
 
 }  // namespace blume::redis

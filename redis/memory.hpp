@@ -18,4 +18,13 @@ void install_storage_allocator() noexcept;
 /// diverge from what was accepted there.
 bool memory_allows(RedisModuleCtx* ctx, std::uint64_t bytes);
 
+/// Whether a filter of `filter_bytes` (MEMORY USAGE's count) is within bf.max-filter-memory. Commands
+/// replayed from a primary or an AOF are always allowed, like memory_allows: the limit is local
+/// configuration (CONFIG SET does not replicate), and refusing there would drop items the primary
+/// stored, turning "maybe" into a false "no". Such an excess is logged instead.
+bool within_filter_limit(RedisModuleCtx* ctx, std::uint64_t filter_bytes);
+/// bf.max-filter-memory for a header to be checked against (LOADCHUNK): unlimited for a replayed command,
+/// for the reason within_filter_limit gives (an AOF rewrite stores filters as LOADCHUNK commands).
+std::uint64_t filter_limit_for(RedisModuleCtx* ctx);
+
 }  // namespace blume::redis

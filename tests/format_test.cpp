@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "blume/any_filter.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -487,6 +488,24 @@ TEST(Versions, DesignRecordRoundTrips) {
   const bytes b = blume_test::read_file_bytes(dir / "f.blume");
   EXPECT_EQ(read_at<std::uint64_t>(b, 120), 500u);
   EXPECT_EQ(read_at<double>(b, 128), 0.01);
+}
+
+TEST(Versions, WritersRefuseADesignRecordReadersWouldRefuse) {
+  const auto f = sample_filter<blume::bloom_filter<>>();
+  for (const blume::filter_design d : {blume::filter_design{100, 0}, blume::filter_design{0, 0.01},
+                                       blume::filter_design{100, 1.0}, blume::filter_design{100, -0.1},
+                                       blume::filter_design{100, std::numeric_limits<double>::quiet_NaN()}})
+    EXPECT_THROW(blume::to_bytes(f, d), blume::invalid_argument) << d.items << " " << d.fpr;
+}
+
+TEST(Versions, OpenFilterReportsTheHeaderOfTheFileItOpened) {
+  const temp_dir dir;
+  blume::save(sample_filter<blume::blocked_bloom_filter<>>(), dir / "f.blume", {500, 0.02});
+  blume::file_header h;
+  const blume::any_filter f = blume::open_filter(dir / "f.blume", blume::verify::full, &h);
+  EXPECT_EQ(h.kind, blume::filter_kind::blocked);
+  EXPECT_EQ(h.design, (blume::filter_design{500, 0.02}));
+  EXPECT_EQ(blume::kind_of(f), blume::filter_kind::blocked);
 }
 
 // Frozen bytes: a change here is a format change (bump the version, keep reading the old one).

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -97,22 +98,13 @@ inline any_filter build_static_filter(filter_kind kind, std::vector<std::uint64_
 }
 
 namespace detail {
-template <std::size_t I = 0>
-any_filter map_as(filter_kind kind, const std::filesystem::path& path, verify v) {
+/// make(std::type_identity<F>{}) for the alternative F of any_filter whose kind is `kind`.
+template <std::size_t I = 0, class Make>
+any_filter make_as(filter_kind kind, Make&& make) {
   if constexpr (I < std::variant_size_v<any_filter>) {
     using F = std::variant_alternative_t<I, any_filter>;
-    if (F::kind == kind) return map_file<F>(path, v);
-    return map_as<I + 1>(kind, path, v);
-  } else {
-    throw format_error(path.string() + ": filter kind " + std::string(kind_name(kind)) + " cannot be opened");
-  }
-}
-template <std::size_t I = 0>
-any_filter from_bytes_as(filter_kind kind, std::span<const std::byte> bytes) {
-  if constexpr (I < std::variant_size_v<any_filter>) {
-    using F = std::variant_alternative_t<I, any_filter>;
-    if (F::kind == kind) return from_bytes<F>(bytes);
-    return from_bytes_as<I + 1>(kind, bytes);
+    if (F::kind == kind) return make(std::type_identity<F>{});
+    return make_as<I + 1>(kind, make);
   } else {
     throw format_error("filter kind " + std::string(kind_name(kind)) + " cannot be read");
   }
@@ -122,13 +114,18 @@ any_filter from_bytes_as(filter_kind kind, std::span<const std::byte> bytes) {
 /// A filter of any kind from serialized bytes (copied), as from_bytes reads one kind: the header says
 /// which. Throws format_error for anything that is not a valid filter.
 inline any_filter filter_from_bytes(std::span<const std::byte> bytes) {
-  return detail::from_bytes_as(decode_header(bytes).kind, bytes);
+  return detail::make_as(decode_header(bytes).kind,
+                         [&](auto type) { return any_filter(from_bytes<typename decltype(type)::type>(bytes)); });
 }
 
 /// Opens a filter file of any kind through a private mapping (see map_file): its header says which. All
-/// of map_file's checks apply; `verify::full` also checks the payload checksum.
-inline any_filter open_filter(const std::filesystem::path& path, verify v = verify::full) {
-  return detail::map_as(read_header(path).kind, path, v);
+/// of map_file's checks apply; `verify::full` also checks the payload checksum. The file is opened once,
+/// so `header` (when given) describes the very file the filter came from, even while writers replace it.
+inline any_filter open_filter(const std::filesystem::path& path, verify v = verify::full, file_header* header = nullptr) {
+  detail::mapped_file file(path);
+  if (header != nullptr) *header = file.header;
+  return detail::make_as(file.header.kind,
+                         [&](auto type) { return any_filter(file.assemble<typename decltype(type)::type>(v)); });
 }
 
 /// Writes the filter to `path` atomically (see save), with `design` recorded in its header.

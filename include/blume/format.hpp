@@ -257,6 +257,10 @@ F assemble(const file_header& h, byte_storage payload) {
 /// The header of a filter and the spans of its payload, in order.
 template <class F>
 file_header header_of(const F& f, std::vector<std::span<const std::byte>>& segments, const filter_design& design) {
+  // Write only what a reader accepts (decode_header): none, or a capacity with a rate in (0, 1).
+  if (design != filter_design{} && !(design.items != 0 && design.fpr > 0 && design.fpr < 1))
+    throw invalid_argument("design record: capacity " + std::to_string(design.items) + " and rate " +
+                           std::to_string(design.fpr) + " (give both, the rate in (0, 1), or neither)");
   const filter_parameters p = f.parameters();
   file_header h;
   h.design = design;
@@ -374,9 +378,11 @@ inline void write_file_atomically(const std::filesystem::path& path, std::span<c
   char* name = slot != nullptr ? slot->path : own.data();
   struct release_slot {
     detail::pending_temp* slot;
-    ~release_slot() {
+    void release() noexcept {
       if (slot != nullptr) slot->used.store(false, std::memory_order_release);
+      slot = nullptr;
     }
+    ~release_slot() { release(); }
   } release{slot};
   detail::fd_guard fd;
   fd.fd = ::mkstemp(name);
@@ -392,6 +398,7 @@ inline void write_file_atomically(const std::filesystem::path& path, std::span<c
     }
     fd.fd = -1;
     if (::rename(tmp.c_str(), path.c_str()) != 0) throw io_error(detail::errno_text("cannot rename onto", path));
+    release.release();  // the name is no longer ours: a signal from here on must not unlink it
   } catch (...) {
     ::unlink(tmp.c_str());
     throw;
@@ -415,7 +422,10 @@ class file_lock {
   /// Locks `path`; with mode::no_wait throws file_locked at once if another writer holds it.
   explicit file_lock(const std::filesystem::path& path, mode m = mode::wait) {
     for (;;) {
-      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      // Writable where it can be: on NFS, flock is emulated with fcntl locks, and an exclusive one needs
+      // a descriptor open for writing. Read-only otherwise (the lock works the same on local files).
+      int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+      if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EISDIR)) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd < 0) {
         if (errno == ENOENT) return;
         throw io_error(detail::errno_text("cannot open for locking", path));
@@ -538,6 +548,53 @@ F load(const std::filesystem::path& path) {
   return detail::assemble<F>(h, std::move(storage));
 }
 
+namespace detail {
+
+/// A whole file privately mapped, its header decoded and its size checked against the header: one open,
+/// so the header and the payload are those of the same file even while writers replace it.
+class mapped_file {
+ public:
+  explicit mapped_file(const std::filesystem::path& path) {
+    fd_guard fd;
+    const std::uint64_t size = open_for_reading(fd, path);
+    if (size < header_size_v1)
+      throw format_error("truncated header: '" + path.string() + "' has " + std::to_string(size) +
+                         " bytes, a filter file starts with at least " + std::to_string(header_size_v1));
+    void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd.fd, 0);
+    if (base == MAP_FAILED) throw io_error(errno_text("cannot map", path));
+    base_ = base;
+    size_ = size;
+    header = decode_header(bytes());  // the destructor unmaps if this throws
+    check_file_size(size, header);
+  }
+  ~mapped_file() {
+    if (base_ != nullptr) ::munmap(base_, size_);
+  }
+  mapped_file(const mapped_file&) = delete;
+  mapped_file& operator=(const mapped_file&) = delete;
+
+  std::span<const std::byte> bytes() const noexcept { return {static_cast<const std::byte*>(base_), size_}; }
+
+  /// The filter, as an F, owning the mapping from here on.
+  template <class F>
+  F assemble(verify level) {
+    check_header_for<F>(header);
+    if (level == verify::full) check_checksum(bytes().data() + header.size, header);
+    byte_storage storage =
+        byte_storage::adopt_mapping(base_, size_, static_cast<std::byte*>(base_) + header.size, header.payload_size);
+    base_ = nullptr;
+    return detail::assemble<F>(header, std::move(storage));
+  }
+
+  file_header header;
+
+ private:
+  void* base_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace detail
+
 /// Opens a filter as a private, copy-on-write mapping of the file: nothing is copied, pages are read on
 /// first touch, and changes made through the filter stay in memory (the file is never written). With
 /// verify::header_only a filter of any size opens in microseconds; verify::full also checks the payload
@@ -545,29 +602,8 @@ F load(const std::filesystem::path& path) {
 /// do: they replace files by rename, and a mapping keeps the old inode).
 template <class F>
 F map_file(const std::filesystem::path& path, verify level = verify::full) {
-  detail::fd_guard fd;
-  const std::uint64_t size = detail::open_for_reading(fd, path);
-  if (size < header_size_v1)
-    throw format_error("truncated header: '" + path.string() + "' has " + std::to_string(size) +
-                       " bytes, a filter file starts with at least " + std::to_string(header_size_v1));
-  void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd.fd, 0);
-  if (base == MAP_FAILED) throw io_error(detail::errno_text("cannot map", path));
-  struct unmap_on_error {
-    void* base;
-    std::size_t size;
-    ~unmap_on_error() {
-      if (base != nullptr) ::munmap(base, size);
-    }
-  } guard{base, size};
-  const std::span<const std::byte> bytes(static_cast<const std::byte*>(base), size);
-  const file_header h = decode_header(bytes);
-  detail::check_header_for<F>(h);
-  detail::check_file_size(size, h);
-  if (level == verify::full) detail::check_checksum(bytes.data() + h.size, h);
-  guard.base = nullptr;  // the storage below owns the mapping from here on
-  byte_storage storage =
-      byte_storage::adopt_mapping(base, size, static_cast<std::byte*>(base) + h.size, h.payload_size);
-  return detail::assemble<F>(h, std::move(storage));
+  detail::mapped_file file(path);
+  return file.assemble<F>(level);
 }
 
 }  // namespace blume

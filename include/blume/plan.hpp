@@ -196,7 +196,7 @@ inline double stable_fpr(double m, double k, double p, double max_value) noexcep
 }
 /// The stable filter's false negatives: the probability that a key inserted t inserts ago is still found.
 /// Its cells started at Max; per later insert a cell is set again with probability a = k/m, and otherwise
-/// decremented at rate β = P/m. Looking back from now, the cell's last setting lies x inserts ago with
+/// decremented with probability β = (1 − k/m)·P/m (as in stable_zero_fraction). Looking back from now, the cell's last setting lies x inserts ago with
 /// density a·e^{−a·x} (or before the key's own insert, probability e^{−a·t}); it is non-zero if fewer than
 /// Max decrements, Poisson(β·x), came since. So a cell survives with probability
 ///   s(t) = e^{−a·t}·F(t) + ∫₀ᵗ a·e^{−a·x}·F(x) dx,   F(x) = P[Poisson(β·x) < Max],
@@ -218,9 +218,10 @@ inline double stable_recall(double m, double k, double p, double max_value, doub
   const double top = -std::expm1(-a * t), h = top / steps;
   double integral = 0;
   for (int i = 0; i <= steps; ++i) {
-    const double u = std::min(i * h, top);
+    // The last node is x = t itself: computed from u it could round to u = 1, x = ∞.
+    const double x = i == steps ? t : -std::log1p(-std::min(i * h, top)) / a;
     const double w = (i == 0 || i == steps) ? 1 : (i % 2 == 1 ? 4 : 2);
-    integral += w * survive(-std::log1p(-u) / a);
+    integral += w * survive(x);
   }
   integral *= h / 3;
   return std::pow(std::min(1.0, (1.0 - top) * survive(t) + integral), k);

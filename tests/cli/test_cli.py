@@ -391,6 +391,11 @@ class Overfill(Tool):
             absent = run("query", out, stdin=("\n".join(ABSENT) + "\n").encode()).stdout.decode()
             self.assertLess(absent.count("\tmaybe"), 0.02 * len(ABSENT))
 
+    def test_build_without_items_counts_a_pipe_given_by_name(self):
+        out = self.path("piped.blume")
+        run("build", "--input", "/dev/stdin", "--output", out, stdin=read(self.keys), check=0)
+        self.assertEqual(json.loads(run("info", "--json", out, check=0).stdout)["planned_capacity"], len(KEYS))
+
     def test_add_past_the_planned_capacity_is_refused_and_writes_nothing(self):
         f = self.build("full.blume", items="20k")
         before = read(f)
@@ -454,6 +459,20 @@ class Interrupted(Tool):
             self.assertEqual(proc.returncode, -sig)
             self.assertEqual([n for n in os.listdir(self.dir) if ".tmp." in n], [])
             self.assertFalse(os.path.exists(out))
+
+    def test_a_signal_the_parent_ignores_stays_ignored(self):
+        out = self.path("nohup.blume")
+        ignore_hup = lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as nohup does
+        proc = subprocess.Popen([BLUME, "build", "--items", "200M", "--input", self.keys, "--output", out],
+                                stderr=subprocess.DEVNULL, preexec_fn=ignore_hup)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            if any(".tmp." in name for name in os.listdir(self.dir)):
+                proc.send_signal(signal.SIGHUP)
+                break
+            time.sleep(0.001)
+        self.assertEqual(proc.wait(timeout=120), 0)
+        self.assertTrue(os.path.exists(out))
 
 
 class Conventions(Tool):

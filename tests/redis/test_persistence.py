@@ -123,6 +123,24 @@ class Persistence(unittest.TestCase):
             with self.assertRaises(Exception):  # a replica refuses writes, CF.COMPACT included
                 replica.client().execute_command("CF.COMPACT", "cf")
 
+    def test_a_replica_with_a_lower_filter_limit_applies_its_primarys_growth(self):
+        # bf.max-filter-memory is local: a replica must not drop items its primary stored.
+        with RedisServer(module_path()) as primary, replica_of(primary) as replica:
+            replica.client().execute_command("CONFIG", "SET", "bf.max-filter-memory", "4096")
+            client = primary.client()
+            client.execute_command("BF.RESERVE", "grows", "0.01", "100")
+            client.execute_command("CF.RESERVE", "cf-grows", "64")
+            items = [f"item-{i}" for i in range(2000)]
+            for i in range(0, len(items), 100):
+                client.execute_command("BF.MADD", "grows", *items[i:i + 100])
+                client.execute_command("CF.INSERT", "cf-grows", "ITEMS", *items[i:i + 100])
+            self.assertEqual(client.execute_command("WAIT", "1", "5000"), 1)
+            r = replica.client()
+            self.assertEqual(r.execute_command("BF.MEXISTS", "grows", *items), [1] * len(items))
+            self.assertEqual(r.execute_command("CF.MEXISTS", "cf-grows", *items), [1] * len(items))
+            size = r.execute_command("BF.INFO", "grows", "SIZE")
+            self.assertGreater(size[0] if isinstance(size, list) else size, 4096)
+
 
 class RedisCluster(unittest.TestCase):
     def test_commands_are_routed_to_the_owning_node(self):
