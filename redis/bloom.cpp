@@ -28,11 +28,7 @@ constexpr int encoding_version = bloom_encoding_version;
 constexpr long long max_expansion = 32768;
 
 // RedisBloom's Size (BF.INFO, MEMORY USAGE): sizeof(SBChain) + one SBLink per layer + the bit arrays.
-std::uint64_t reported_size(const value_type& v) {
-  std::uint64_t n = bloom_fixed_bytes;
-  for (const auto& layer : v.chain.layers()) n += bloom_layer_bytes + layer.storage().size();
-  return n;
-}
+std::uint64_t reported_size(const value_type& v) { return filter_memory(rb::record_of(v)); }
 std::uint64_t memory_limit() { return static_cast<std::uint64_t>(config().max_filter_memory); }
 std::uint64_t total_capacity(const value_type& v) {
   std::uint64_t n = 0;

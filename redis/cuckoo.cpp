@@ -28,11 +28,7 @@ RedisModuleType* cuckoo_type = nullptr;
 constexpr int encoding_version = cuckoo_encoding_version;
 
 // RedisBloom's Size (CF.INFO, MEMORY USAGE): sizeof(CuckooFilter) + one SubCF per sub-filter + the slots.
-std::uint64_t reported_size(const value_type& v) {
-  std::uint64_t n = cuckoo_fixed_bytes;
-  for (std::size_t j = 0; j < v.filter.sub_filters(); ++j) n += cuckoo_sub_filter_bytes + v.filter.slot_bytes(j).size();
-  return n;
-}
+std::uint64_t reported_size(const value_type& v) { return filter_memory(rb::record_of(v)); }
 std::uint64_t memory_limit() { return static_cast<std::uint64_t>(config().max_filter_memory); }
 
 std::span<const std::byte> bytes_of(const RedisModuleString* s) {

@@ -122,6 +122,13 @@ struct fd_guard {
 
 }  // namespace detail
 
+namespace detail {
+[[noreturn]] inline void truncated_header(const std::string& what, std::uint64_t size) {
+  throw format_error("truncated header: " + what + std::to_string(size) + " bytes, a filter file starts with at least " +
+                     std::to_string(header_size_v1));
+}
+}  // namespace detail
+
 /// Encodes a header in the current version (computing its checksum); h.version and h.size are ignored.
 inline std::array<std::byte, header_size> encode_header(const file_header& h) noexcept {
   using namespace detail;
@@ -150,9 +157,7 @@ inline std::array<std::byte, header_size> encode_header(const file_header& h) no
 /// (it may be the whole file).
 inline file_header decode_header(std::span<const std::byte> bytes) {
   using namespace detail;
-  if (bytes.size() < header_size_v1)
-    throw format_error("truncated header: " + std::to_string(bytes.size()) + " bytes, a filter file starts with at least " +
-                       std::to_string(header_size_v1));
+  if (bytes.size() < header_size_v1) truncated_header("", bytes.size());
   const std::byte* p = bytes.data();
   if (std::memcmp(p, file_magic.data(), file_magic.size()) != 0)
     throw format_error("bad magic: not a blume filter file");
@@ -461,19 +466,30 @@ class file_lock {
   int fd_ = -1;
 };
 
+namespace detail {
+
+/// Hands `sink` the file's parts in order, the encoded header then the payload's segments, without
+/// copying the payload: what every writer (bytes, file, stream) starts from.
+template <class F, class Sink>
+void with_file_parts(const F& f, const filter_design& design, Sink&& sink) {
+  std::vector<std::span<const std::byte>> parts(1);
+  const auto header = encode_header(header_of(f, parts, design));
+  parts[0] = header;
+  sink(std::span<const std::span<const std::byte>>(parts));
+}
+
+}  // namespace detail
+
 /// The filter serialized: header then payload, with `design` recorded in the header.
 template <class F>
 std::vector<std::byte> to_bytes(const F& f, const filter_design& design = {}) {
-  std::vector<std::span<const std::byte>> segments;
-  const file_header h = detail::header_of(f, segments, design);
-  const auto header = encode_header(h);
-  std::vector<std::byte> out(header_size + h.payload_size);
-  std::memcpy(out.data(), header.data(), header_size);
-  std::size_t at = header_size;
-  for (auto segment : segments) {
-    if (!segment.empty()) std::memcpy(out.data() + at, segment.data(), segment.size());
-    at += segment.size();
-  }
+  std::vector<std::byte> out;
+  detail::with_file_parts(f, design, [&](std::span<const std::span<const std::byte>> parts) {
+    std::size_t total = 0;
+    for (auto part : parts) total += part.size();
+    out.reserve(total);
+    for (auto part : parts) out.insert(out.end(), part.begin(), part.end());
+  });
   return out;
 }
 
@@ -493,28 +509,22 @@ F from_bytes(std::span<const std::byte> bytes) {
 /// with `design` recorded in the header.
 template <class F>
 void save(const F& f, const std::filesystem::path& path, const filter_design& design = {}) {
-  std::vector<std::span<const std::byte>> parts(1);
-  const auto header = encode_header(detail::header_of(f, parts, design));
-  parts[0] = header;
-  write_file_atomically(path, parts);
+  detail::with_file_parts(f, design, [&](auto parts) { write_file_atomically(path, parts); });
 }
 
 /// Writes the serialized filter to an open descriptor (a pipe, standard output): not atomic, for streams.
 template <class F>
 void write_to(const F& f, int fd, const std::string& name, const filter_design& design = {}) {
-  std::vector<std::span<const std::byte>> parts(1);
-  const auto header = encode_header(detail::header_of(f, parts, design));
-  parts[0] = header;
-  for (auto part : parts) detail::write_all(fd, part.data(), part.size(), name);
+  detail::with_file_parts(f, design, [&](auto parts) {
+    for (auto part : parts) detail::write_all(fd, part.data(), part.size(), name);
+  });
 }
 
 namespace detail {
 
 /// Reads and decodes the header of an open file of `size` bytes.
 inline file_header read_header_from(int fd, std::uint64_t size, const std::filesystem::path& path) {
-  if (size < header_size_v1)
-    throw format_error("truncated header: '" + path.string() + "' has " + std::to_string(size) +
-                       " bytes, a filter file starts with at least " + std::to_string(header_size_v1));
+  if (size < header_size_v1) truncated_header("'" + path.string() + "' has ", size);
   std::array<std::byte, header_size> buf{};
   const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(size, header_size));
   read_all(fd, buf.data(), n, path);
@@ -557,9 +567,7 @@ class mapped_file {
   explicit mapped_file(const std::filesystem::path& path) {
     fd_guard fd;
     const std::uint64_t size = open_for_reading(fd, path);
-    if (size < header_size_v1)
-      throw format_error("truncated header: '" + path.string() + "' has " + std::to_string(size) +
-                         " bytes, a filter file starts with at least " + std::to_string(header_size_v1));
+    if (size < header_size_v1) truncated_header("'" + path.string() + "' has ", size);
     void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd.fd, 0);
     if (base == MAP_FAILED) throw io_error(errno_text("cannot map", path));
     base_ = base;
