@@ -519,5 +519,41 @@ class Conventions(Tool):
         self.assertEqual(run("query", "-q", g, "alpha\r").returncode, 0)
 
 
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "v1")
+
+
+class Version1Fixtures(Tool):
+    """Files written by a blume of format version 1 (tests/fixtures/v1/make.sh) load and answer as then."""
+
+    def test_every_version_1_file_answers_and_describes_itself_as_before(self):
+        keys = [f"fixture-key-{i}@example.com" for i in range(1000)] + [f"absent-key-{i}@example.org" for i in range(1000)]
+        stdin = ("\n".join(keys) + "\n").encode()
+        names = sorted(n[:-len(".blume")] for n in os.listdir(FIXTURES) if n.endswith(".blume"))
+        self.assertEqual(len(names), 17)
+        for name in names:
+            path = os.path.join(FIXTURES, name + ".blume")
+            out = run("query", path, stdin=stdin).stdout.decode().splitlines()
+            codes = {"maybe": "m", "no": "n", "absent": "n", "yes": "y"}
+            answers = "".join(codes.get(line.split("\t")[1], line.split("\t")[1] + ",") for line in out)
+            with open(os.path.join(FIXTURES, name + ".answers")) as f:
+                self.assertEqual(answers, f.read().strip(), name)
+            with open(os.path.join(FIXTURES, name + ".info.json")) as f:
+                before = json.load(f)
+            now = json.loads(run("info", "--json", path, check=0).stdout)
+            self.assertEqual(now["format_version"], 1, name)
+            self.assertIsNone(now["planned_capacity"], name)
+            for field, value in before.items():
+                self.assertEqual(now[field], value, (name, field))
+
+    def test_a_version_1_file_is_rewritten_as_version_2_with_the_same_bits(self):
+        path = self.path("bloom.blume")
+        shutil.copy(os.path.join(FIXTURES, "bloom.blume"), path)
+        run("add", path, "late@example.com", check=0)
+        info = json.loads(run("info", "--json", path, check=0).stdout)
+        self.assertEqual(info["format_version"], 2)
+        self.assertEqual(info["inserted"], 1001)
+        self.assertEqual(run("query", "-q", path, "fixture-key-7@example.com", "late@example.com").returncode, 0)
+
+
 if __name__ == "__main__":
     unittest.main()
