@@ -131,4 +131,12 @@ TEST(Golden, OneKeySetsThesePositions) {
   EXPECT_EQ(set_positions(counting), (std::vector<std::uint64_t>{2600, 3488, 9564, 14096, 25740, 31320, 37644}));
 }
 
+// docs/format.md's worked example ("Probing", classic kind), bit for bit: m = 1000, k = 4, a chosen digest.
+TEST(Golden, TheFormatDocumentsWorkedExampleHolds) {
+  const blume::classic_layout layout(1000, 4);
+  auto f = blume::bloom_filter<>::from_parts(layout, blume::xxh3_hasher(), blume::byte_storage::allocate(128), 0);
+  f.insert(blume::digest{0x0123456789abcdefull, 0xfedcba9876543210ull});
+  EXPECT_EQ(set_positions(f), (std::vector<std::uint64_t>{600, 746, 908, 910}));
+}
+
 }  // namespace

@@ -8,7 +8,8 @@
 namespace blume {
 
 /// Probes by enhanced double hashing (Dillinger & Manolios 2004): from the digest halves a, b the i-th
-/// probe is g_i = a + i·b + (i³ − i)/6 (mod 2^64), computed incrementally as a += b, b += i. Kirsch &
+/// probe is g_i = a + i·b + i(i − 1)(i − 2)/6 (mod 2^64), computed incrementally: after probe i, a += b and
+/// then b += i (docs/format.md, "Probing", gives the same closed form; files depend on it). Kirsch &
 /// Mitzenmacher (2006) show two independent hashes suffice for the classic asymptotic rate. Each g_i is
 /// mapped to [0, m) by multiply-high (Lemire), so any m works; since that reduction reads only the high
 /// bits, g_i first goes through mix(), or the cubic term (which moves low bits) would be lost and small

@@ -6,8 +6,9 @@
 // the cascade has an odd number of levels). Keys outside R ∪ S get no guarantee.
 //
 // Level 1 is sized at rate |R|·√p / |S| (clamped to [1e-9, p]) and the deeper levels at p = ½, CRLite's
-// choice, which keeps the total near |R|·log2(1/ε)·1.44 bits plus a geometric tail. Each level hashes with
-// its own seed, so a key's false positives at different levels are independent.
+// choice, which keeps the total near |R|·log2(1/ε)·1.44 bits plus a geometric tail. A key is hashed once;
+// each level probes with that digest remixed for the level (the seed stored per level is not used for
+// probing), so a key's false positives at different levels are independent.
 //
 // Thread safety: const calls may run concurrently; nothing changes after construction.
 #pragma once

@@ -1,5 +1,5 @@
-// The file format: a 128-byte little-endian header, then the filter's payload (for the Bloom kinds, the bit
-// array exactly as it lies in memory). Layout, field by field, in docs/format.md. This is the only code
+// The file format: a 192-byte little-endian header (128 bytes in version 1, still read), then the filter's
+// payload (for the Bloom kinds, the bit array exactly as it lies in memory). Layout, field by field, in docs/format.md. This is the only code
 // that reads or writes serialized filters; it validates everything before it trusts anything, and throws
 // format_error with a message saying what is wrong.
 //
