@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "blume/detail/index_map_range.hpp"
 #include "blume/hash.hpp"
 
 namespace blume::bench {
@@ -137,8 +138,7 @@ class email_keys {
     return {bytes_.data() + offsets_[i], static_cast<std::size_t>(offsets_[i + 1] - offsets_[i])};
   }
   auto range() const noexcept {
-    return std::views::iota(std::size_t{0}, size()) |
-           std::views::transform([this](std::size_t i) { return (*this)[i]; });
+    return blume::detail::index_map_range(0, size(), [this](std::uint64_t i) { return (*this)[i]; });
   }
   /// The key bytes that hash sets holding string_views into this list rely on.
   std::size_t arena_bytes() const noexcept { return bytes_.size(); }

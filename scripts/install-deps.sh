@@ -11,7 +11,7 @@ packages=(
   libabsl-dev libbloom-dev  # benchmark baselines: absl::flat_hash_set and libbloom
   python3                # integration-test helpers
   redis-server redis-tools python3-redis  # the Redis module's integration tests and benchmark
-  clang-14 libclang-rt-14-dev  # the fuzz preset: clang's -fsanitize=fuzzer links libclang_rt.fuzzer from the latter
+  clang-14 libclang-rt-14-dev  # the clang and fuzz presets (-fsanitize=fuzzer links libclang_rt.fuzzer from the latter)
   llvm-14                # llvm-symbolizer, so sanitizer reports from the fuzzers name files and lines
 )
 missing=()

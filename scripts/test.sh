@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds and runs every test: the release build, then the same suite under
-# AddressSanitizer + UndefinedBehaviorSanitizer, then the libFuzzer harnesses (clang-14), each for
+# AddressSanitizer + UndefinedBehaviorSanitizer, then built by the second compiler (clang-14), then the
+# libFuzzer harnesses (clang-14), each for
 # BLUME_FUZZ_SECONDS (a cache variable, 30 by default: `cmake --preset fuzz -DBLUME_FUZZ_SECONDS=600` for
 # a longer hunt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-for preset in release asan-ubsan fuzz; do
+for preset in release asan-ubsan clang fuzz; do
   echo "=== $preset ==="
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset"

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "blume/detail/index_map_range.hpp"
 #include "blume/blume.hpp"
 
 namespace blume_test {
@@ -53,7 +54,7 @@ inline std::vector<std::uint64_t> absent_keys(std::uint64_t count, std::uint64_t
 
 /// `count` absent keys generated on the fly (no memory), for probing with millions of keys.
 inline auto absent_key_view(std::uint64_t count, std::uint64_t first = 0) {
-  return std::views::iota(first, first + count) | std::views::transform([](std::uint64_t i) { return absent_key(i); });
+  return blume::detail::index_map_range(first, first + count, [](std::uint64_t i) { return absent_key(i); });
 }
 
 inline std::string present_string(std::uint64_t i) { return "present:" + std::to_string(i); }
