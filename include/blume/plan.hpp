@@ -347,7 +347,7 @@ inline double estimate_items(filter_kind kind, double set_bits, double m, double
     case filter_kind::scalable: return log_empty / std::log1p(-k / m);  // one partitioned layer
     case filter_kind::stable: return -(m / k) * log_empty;              // X = non-zero cells, before decay
     case filter_kind::aging: return (m / split_block_bits) * 32.0 * (-log_empty);  // both split-block buffers
-    case filter_kind::xor8:  // static filters know their key count exactly; no fill to invert
+    case filter_kind::xor8:  // static kinds store their key count; for them this is only the classic inversion
     case filter_kind::xor16:
     case filter_kind::fuse8:
     case filter_kind::fuse16:
@@ -457,9 +457,6 @@ inline filter_plan plan_blocked(filter_kind kind, std::uint64_t items, double fp
   return best;
 }
 
-/// Quotient filter: s = ⌈items / quotient_plan_load⌉ slots (any count, at least 2), then the fewest remainder
-/// bits r whose rate at load items/s meets the target. When even r = 32 misses it, r stays 32 and s grows
-/// to the fewest slots that meet it (a lower load). The plan's `bits` is the table, s·(r + 3); `hashes` is r.
 /// Static filters: the size follows from n (math::xor_slots, math::fuse_shape_for) and the rate from the
 /// fingerprint width, 2^−f; a target below that rate is refused, naming the kind that would meet it.
 inline filter_plan plan_static(filter_kind kind, std::uint64_t items, double fpr) {
@@ -486,6 +483,9 @@ inline filter_plan plan_gcs(std::uint64_t items, int p) {
                    static_cast<std::uint32_t>(p));
 }
 
+/// Quotient filter: s = ⌈items / quotient_plan_load⌉ slots (any count, at least 2), then the fewest remainder
+/// bits r whose rate at load items/s meets the target. When even r = 32 misses it, r stays 32 and s grows
+/// to the fewest slots that meet it (a lower load). The plan's `bits` is the table, s·(r + 3); `hashes` is r.
 inline filter_plan plan_quotient(std::uint64_t items, double fpr) {
   const double n = static_cast<double>(items);
   const double design_slots = std::max(2.0, std::ceil(n / quotient_plan_load));
