@@ -18,6 +18,7 @@
 #include <optional>
 
 #include "blume/any_filter.hpp"
+#include "blume/fill.hpp"
 #include "blume/plan.hpp"
 #include "keys.hpp"
 #include "progress.hpp"
@@ -204,30 +205,6 @@ void write_output(const any_filter& f, const std::string& path, const filter_des
 /// meaning: past a rate this many times the target, writers refuse unless told otherwise.
 constexpr double overfill_tolerance = 1.5;
 
-struct fill_state {
-  double count;        // distinct keys, estimated from the filter's own fill
-  double capacity;     // what it was planned for
-  double rate;         // its false-positive rate at `count`
-  double target;       // its rate at `capacity`
-  bool inferred;       // no design record: capacity and target read off the geometry
-};
-
-/// The fill of a fixed-size bit-array filter (other kinds grow, forget, refuse when full, or are static).
-template <class F>
-std::optional<fill_state> fill_of(const F& f, const filter_design& design) {
-  if constexpr (bit_array<F>) {
-    fill_state s{};
-    s.inferred = !design.recorded();
-    s.capacity = s.inferred ? static_cast<double>(f.bits()) * math::ln2 / f.hashes() : static_cast<double>(design.items);
-    s.target = s.inferred ? f.predicted_fpr_at(s.capacity) : design.fpr;
-    s.count = f.estimated_count();
-    s.rate = f.predicted_fpr_at(s.count);
-    return s;
-  } else {
-    return std::nullopt;
-  }
-}
-
 std::string count_text(double count) {
   return std::isfinite(count) ? "about " + std::to_string(static_cast<std::uint64_t>(std::llround(count))) + " distinct keys"
                               : "enough distinct keys to set every bit";
@@ -239,19 +216,21 @@ std::string count_text(double count) {
 /// only warns.
 template <class F>
 void refuse_overfill(const F& f, const filter_design& design, const std::string& what, const std::string& remedy) {
-  const std::optional<fill_state> s = fill_of(f, design);
-  if (!s || !(s->rate > overfill_tolerance * s->target)) return;
-  const std::string state = count_text(s->count) + " against a capacity of " +
-                            std::to_string(static_cast<std::uint64_t>(std::llround(s->capacity))) +
-                            (s->inferred ? " (inferred from its geometry)" : "") +
-                            " would raise its false-positive rate to " + percent(s->rate) + " (target " +
-                            percent(s->target) + ")";
-  if (s->inferred) {
-    std::fprintf(stderr, "blume: warning: %s: %s; the file records no planned capacity to hold it to\n", what.c_str(),
-                 state.c_str());
-    return;
+  if constexpr (fill_measurable<F>) {  // the others grow, refuse keys without room, forget, or are built whole
+    const fill_state s = fill_against(f, design);
+    if (!(s.rate > overfill_tolerance * s.target)) return;
+    const std::string state = count_text(s.count) + " against a capacity of " +
+                              std::to_string(static_cast<std::uint64_t>(std::llround(s.capacity))) +
+                              (s.inferred ? " (inferred from its geometry)" : "") +
+                              " would raise its false-positive rate to " + percent(s.rate) + " (target " +
+                              percent(s.target) + ")";
+    if (s.inferred) {
+      std::fprintf(stderr, "blume: warning: %s: %s; the file records no planned capacity to hold it to\n",
+                   what.c_str(), state.c_str());
+      return;
+    }
+    throw invalid_argument(what + ": " + state + "; " + remedy + ", or pass --allow-overfill");
   }
-  throw invalid_argument(what + ": " + state + "; " + remedy + ", or pass --allow-overfill");
 }
 
 }  // namespace
@@ -788,21 +767,16 @@ int run_info(const std::string& file, bool json) {
           // Recall of a key as old as the planned capacity, and the age at which half are forgotten.
           const std::uint64_t age = h.design.recorded() ? h.design.items
                                                         : static_cast<std::uint64_t>(static_cast<double>(f.cells()) / f.hashes());
-          std::uint64_t lo = 0, hi = std::uint64_t{1} << 62;
-          while (hi - lo > 1) {
-            const std::uint64_t mid = lo + (hi - lo) / 2;
-            (f.recall_after(mid) >= 0.5 ? lo : hi) = mid;
-          }
           const double recall = f.recall_after(age);
           add("forgets", "yes: false negatives by design; 'absent' means not seen recently, not never inserted",
               "true");
           add("false-negative rate at capacity",
               percent(1 - recall) + " (model: for a key inserted " + std::to_string(age) + " keys ago)",
               json_number(1 - recall));
-          if (hi == std::uint64_t{1} << 62)  // no decrements: nothing fades
-            add("half forgotten after", "never (model: no decrements)", "null");
+          if (const auto half = f.half_forgotten_after())
+            add("half forgotten after", std::to_string(*half) + " inserts (model)", std::to_string(*half));
           else
-            add("half forgotten after", std::to_string(lo) + " inserts (model)", std::to_string(lo));
+            add("half forgotten after", "never (model: no decrements)", "null");
         } else if constexpr (F::kind == filter_kind::aging) {
           add("forgets", "yes: false negatives by design; 'absent' means not seen recently, not never inserted",
               "true");
@@ -823,8 +797,8 @@ int run_info(const std::string& file, bool json) {
           const double count = math::estimate_items(F::kind, set, static_cast<double>(f.bits()), f.hashes());
           add("estimated count", fixed(count, 0), json_number(count));
           add("fill ratio", percent(fill), json_number(fill));
-          // The planned capacity is not stored; the load at which this k is optimal is n = m·ln 2 / k.
-          const double capacity = static_cast<double>(f.bits()) * math::ln2 / f.hashes();
+          // Shown beside the planned capacity (which version-1 files lack): where this k is optimal.
+          const double capacity = f.optimal_load();
           add("capacity (k optimal)", fixed(capacity, 0), json_number(capacity));
           add("predicted FPR at capacity", percent(f.predicted_fpr_at(capacity)),
               json_number(f.predicted_fpr_at(capacity)));

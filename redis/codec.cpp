@@ -70,11 +70,21 @@ rb::cuckoo_record cuckoo_header(std::string_view bytes, std::uint64_t limit, std
 
 // ---- RDB records -------------------------------------------------------------------------------------
 
-std::unique_ptr<rb::bloom_value> load_bloom(rdb_reader& in, int encver, const rdb_limits& limits, std::string* why) {
-  const auto fail = [why](std::string reason) {
-    if (why != nullptr) *why = "MBbloom-- record: " + std::move(reason);
-    return std::unique_ptr<rb::bloom_value>();
+namespace {
+
+/// How a loader refuses a record: the reason, named by its data type, in *why, and no value.
+template <class Value>
+auto refusal(std::string* why, const char* type) {
+  return [why, type](std::string reason) {
+    if (why != nullptr) *why = std::string(type) + " record: " + std::move(reason);
+    return std::unique_ptr<Value>();
   };
+}
+
+}  // namespace
+
+std::unique_ptr<rb::bloom_value> load_bloom(rdb_reader& in, int encver, const rdb_limits& limits, std::string* why) {
+  const auto fail = refusal<rb::bloom_value>(why, "MBbloom--");
   if (encver < 0 || encver > bloom_encoding_version) return fail("encoding version " + std::to_string(encver));
   rb::bloom_chain_record r;
   r.size = in.load_unsigned();
@@ -140,10 +150,7 @@ std::unique_ptr<rb::bloom_value> load_bloom(rdb_reader& in, int encver, const rd
 }
 
 std::unique_ptr<rb::cuckoo_value> load_cuckoo(rdb_reader& in, int encver, const rdb_limits& limits, std::string* why) {
-  const auto fail = [why](std::string reason) {
-    if (why != nullptr) *why = "MBbloomCF record: " + std::move(reason);
-    return std::unique_ptr<rb::cuckoo_value>();
-  };
+  const auto fail = refusal<rb::cuckoo_value>(why, "MBbloomCF");
   if (encver < 0 || encver > cuckoo_encoding_version) return fail("encoding version " + std::to_string(encver));
   rb::cuckoo_record r;
   r.sub_filters = in.load_unsigned();

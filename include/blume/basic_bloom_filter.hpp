@@ -271,6 +271,10 @@ class basic_bloom_filter {
     return math::estimate_items(kind, static_cast<double>(set_bits()), static_cast<double>(bits()), hashes());
   }
 
+  /// The load at which this k is optimal, n = m·ln 2 / k: the capacity a filter with no recorded design is
+  /// read against.
+  double optimal_load() const noexcept { return static_cast<double>(bits()) * math::ln2 / hashes(); }
+
   /// The false-positive rate now: the kind's model at estimated_count() items.
   double predicted_fpr() const noexcept { return predicted_fpr_at(estimated_count()); }
   /// The kind's model at `items` items (for example at the planned capacity).

@@ -10,6 +10,7 @@
 #include "blume/counting_bloom_filter.hpp"
 #include "blume/cuckoo_filter.hpp"
 #include "blume/error.hpp"
+#include "blume/fill.hpp"
 #include "blume/format.hpp"
 #include "blume/golomb_coded_set.hpp"
 #include "blume/hash.hpp"

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -153,6 +154,19 @@ class stable_bloom_filter {
   double recall_after(std::uint64_t age) const noexcept {
     return math::stable_recall(static_cast<double>(cells_), hashes_, static_cast<double>(decrements_),
                                static_cast<double>(max_), static_cast<double>(age));
+  }
+
+  /// The model age (inserts since its own) at which half of the keys are forgotten; none when nothing
+  /// fades (no decrements).
+  std::optional<std::uint64_t> half_forgotten_after() const noexcept {
+    constexpr std::uint64_t never = std::uint64_t{1} << 62;
+    std::uint64_t lo = 0, hi = never;  // recall_after falls with age: bisect for 1/2
+    while (hi - lo > 1) {
+      const std::uint64_t mid = lo + (hi - lo) / 2;
+      (recall_after(mid) >= 0.5 ? lo : hi) = mid;
+    }
+    if (hi == never) return std::nullopt;
+    return lo;
   }
 
   std::uint64_t cells() const noexcept { return cells_; }
