@@ -136,7 +136,7 @@ class static_contestant {
   }
   void finish() {
     bench::on_all_cpus([&] {
-      if constexpr (Filter::kind == blume::filter_kind::gcs)  // at the ε = 2^−8
+      if constexpr (Filter::kind == blume::golomb_coded_set<>::kind)  // at the ε = 2^−8
         filter_.emplace(Filter::build_from_hashes(std::move(lows_), 8, blume::xxh3_hasher::default_seed));
       else
         filter_.emplace(Filter::build_from_hashes(std::move(lows_), blume::xxh3_hasher::default_seed));
@@ -230,12 +230,9 @@ struct quotient_kind {
 struct stable_kind {
   using filter = blume::stable_bloom_filter<>;
   static constexpr bool false_negatives_by_design = true;
-  /// Cells and k from plan_for(n, fpr, stable) (the classic geometry in 2-bit cells); for_rate then picks
-  /// the decrements P that make the rate on an endless stream the target.
-  static filter make(std::uint64_t capacity) {
-    const blume::filter_plan plan = blume::plan_for(capacity, target_fpr, blume::filter_kind::stable);
-    return filter::for_rate(plan.bits, plan.hashes, target_fpr);
-  }
+  /// Cells and k from the planner (the classic geometry in 2-bit cells), then the decrements P that make
+  /// the rate on an endless stream the target.
+  static filter make(std::uint64_t capacity) { return filter::for_capacity(capacity, target_fpr); }
   static double predicted_fpr(const filter& f, std::uint64_t) { return f.predicted_fpr(); }  // from its zeros now
   static std::string details(const filter& f) {
     char limit[32];

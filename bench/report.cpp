@@ -626,7 +626,7 @@ std::string markdown_report(const run_environment& env, const std::vector<config
           "  other kinds and the baselines. counting_bloom_filter<4>, cuckoo_filter<> and quotient_filter<> are\n"
           "  built by `(n, 0.01)`; scalable_bloom_filter<> by `(n, 0.01)` too, so its first layer (planned at\n"
           "  0.5%) takes all n keys; stable_bloom_filter<> by `for_rate(cells, k, 0.01)` with cells and k from\n"
-          "  `plan_for(n, 0.01, filter_kind::stable)`; aging_bloom_filter<> by `(window = n, 0.01)`, every call\n"
+          "  `plan_for(n, 0.01, blume::stable_bloom_filter<>::kind)`; aging_bloom_filter<> by `(window = n, 0.01)`, every call\n"
           "  given one fixed time point (a count-based window never reads it; the default argument would read\n"
           "  the system clock on every call). Their predicted FPR is their model in the state after n inserts.\n"
           "- *erase* (family runs only): one `erase()` per present key, in index order, after the lookups, on\n"

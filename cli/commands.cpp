@@ -95,19 +95,19 @@ class output {
 // ---- kinds ------------------------------------------------------------------------------------------
 
 template <class F>
-constexpr bool concurrent_insert = F::kind == filter_kind::bloom || F::kind == filter_kind::partitioned ||
-                                   F::kind == filter_kind::blocked || F::kind == filter_kind::split_block;
+constexpr bool concurrent_insert = F::kind == blume::bloom_filter<>::kind || F::kind == blume::partitioned_bloom_filter<>::kind ||
+                                   F::kind == blume::blocked_bloom_filter<>::kind || F::kind == blume::split_block_bloom_filter<>::kind;
 template <class F>
 constexpr bool has_erase = requires(F& f, std::string_view k) { f.erase(k); } &&
-                           (F::kind == filter_kind::counting || F::kind == filter_kind::cuckoo ||
-                            F::kind == filter_kind::quotient);
+                           (F::kind == blume::counting_bloom_filter<>::kind || F::kind == blume::cuckoo_filter<>::kind ||
+                            F::kind == blume::quotient_filter<>::kind);
 template <class F>
 constexpr bool bit_array = requires(const F& f) { f.fill_ratio(); };
 /// Kinds whose insert_many reports how many keys it stored (the others always store them): a table that
 /// fills up, and a scalable chain that is non-scaling or cannot add its next layer.
 template <class F>
 constexpr bool may_be_full =
-    F::kind == filter_kind::cuckoo || F::kind == filter_kind::quotient || F::kind == filter_kind::scalable;
+    F::kind == blume::cuckoo_filter<>::kind || F::kind == blume::quotient_filter<>::kind || F::kind == blume::scalable_bloom_filter<>::kind;
 
 /// Inserts one key; false only when the filter had no room for it.
 template <class F, class K>
@@ -236,7 +236,7 @@ void refuse_overfill(const F& f, const filter_design& design, const std::string&
 }  // namespace
 
 filter_kind default_kind(std::uint64_t items, double fpr) {
-  for (const filter_kind k : {filter_kind::split_block, filter_kind::blocked}) {
+  for (const filter_kind k : {blume::split_block_bloom_filter<>::kind, blume::blocked_bloom_filter<>::kind}) {
     try {
       const filter_plan p = plan_for(items, fpr, k);
       // A blocked layout pays in memory at low rates; past 1.5 × the classic size the classic filter is
@@ -245,7 +245,7 @@ filter_kind default_kind(std::uint64_t items, double fpr) {
     } catch (const invalid_argument&) {
     }
   }
-  return filter_kind::bloom;
+  return blume::bloom_filter<>::kind;
 }
 
 // ---- plan -------------------------------------------------------------------------------------------
@@ -269,8 +269,8 @@ int run_plan(const plan_options& o) {
     kinds.push_back(*o.kind);
   } else {
     kinds.assign(all_kinds.begin(), all_kinds.end());
-    if (o.value_bits) kinds.push_back(filter_kind::bloomier);
-    if (o.excluded) kinds.push_back(filter_kind::cascade);
+    if (o.value_bits) kinds.push_back(blume::bloomier_filter<>::kind);
+    if (o.excluded) kinds.push_back(blume::cascade_filter::kind);
   }
   const double n = static_cast<double>(o.items);
   // The largest filter blume builds: a bigger budget is capped, and says so.
@@ -282,7 +282,7 @@ int run_plan(const plan_options& o) {
   for (const filter_kind k : kinds) {
     plan_row row{k, std::nullopt, {}};
     try {
-      if (k == filter_kind::cascade && o.excluded) {
+      if (k == blume::cascade_filter::kind && o.excluded) {
         row.plan = plan_cascade(o.items, *o.excluded);  // its size follows from the two sets alone
       } else if (o.memory_bytes) {
         row.plan = plan_for_bits(o.items, budget_bits, k);
@@ -290,7 +290,7 @@ int run_plan(const plan_options& o) {
           row.problem = "budget too small: the rate would be " + percent(row.plan->predicted_fpr);
           row.plan.reset();
         }
-      } else if (k == filter_kind::bloomier && o.value_bits) {
+      } else if (k == blume::bloomier_filter<>::kind && o.value_bits) {
         row.plan = plan_bloomier(o.items, *o.fpr, *o.value_bits);
       } else {
         row.plan = plan_for(o.items, *o.fpr, k);
@@ -300,7 +300,7 @@ int run_plan(const plan_options& o) {
     }
     if (row.plan) {
       any_useful = true;
-      if (k != filter_kind::cascade) best_rate = std::min(best_rate, row.plan->predicted_fpr);
+      if (k != blume::cascade_filter::kind) best_rate = std::min(best_rate, row.plan->predicted_fpr);
     }
     rows.push_back(std::move(row));
   }
@@ -329,7 +329,7 @@ int run_plan(const plan_options& o) {
       const plan_row& r = rows[i];
       out += (i ? ", " : "") + std::string("{\"kind\": ") + json_string(kind_name(r.kind));
       if (r.plan) {
-        const bool exact = r.kind == filter_kind::cascade;
+        const bool exact = r.kind == blume::cascade_filter::kind;
         out += ", \"bits\": " + std::to_string(r.plan->bits) + ", \"bytes\": " + std::to_string(r.plan->bytes) +
                ", \"hashes\": " + std::to_string(r.plan->hashes) + ", \"bits_per_key\": " +
                json_number(r.plan->bits_per_key()) + ", \"predicted_fpr\": " +
@@ -369,7 +369,7 @@ int run_plan(const plan_options& o) {
     }
     const filter_plan& p = *r.plan;
     // A cascade's k column is its levels, and it has no false positives on its universe.
-    const bool exact = r.kind == filter_kind::cascade;
+    const bool exact = r.kind == blume::cascade_filter::kind;
     std::printf("%-12s %16llu %12s %4u %9s %14s\n", std::string(kind_name(r.kind)).c_str(),
                 static_cast<unsigned long long>(p.bits), human_bytes(static_cast<double>(p.bytes)).c_str(), p.hashes,
                 fixed(p.bits_per_key(), 2).c_str(), exact ? "exact" : percent(p.predicted_fpr).c_str());
@@ -498,10 +498,10 @@ void report_build(const build_options& o, filter_kind kind, std::uint64_t keys) 
 int run_build(const build_options& options) {
   build_options o = options;
   std::optional<file_lock> lock;
-  if (o.kind == filter_kind::bloomier || o.kind == filter_kind::cascade) {
+  if (o.kind == blume::bloomier_filter<>::kind || o.kind == blume::cascade_filter::kind) {
     std::uint64_t keys = 0;
-    const any_filter filter = *o.kind == filter_kind::bloomier ? build_bloomier(o, keys) : build_cascade(o, keys);
-    refuse_empty(o, keys, *o.kind == filter_kind::bloomier ? o.input : o.included);
+    const any_filter filter = *o.kind == blume::bloomier_filter<>::kind ? build_bloomier(o, keys) : build_cascade(o, keys);
+    refuse_empty(o, keys, *o.kind == blume::bloomier_filter<>::kind ? o.input : o.included);
     filter_design design;  // a cascade is exact: no rate to record
     if (const auto* map = std::get_if<bloomier_filter<>>(&filter); map != nullptr && keys != 0)
       design = {keys, std::ldexp(1.0, -static_cast<int>(map->check_bits()))};
@@ -640,7 +640,7 @@ int run_query(const query_options& o) {
         for_each_batch(o, [&](const std::vector<std::string_view>& batch) {
           answers.assign(batch.size(), 0);
           using F = std::decay_t<decltype(f)>;
-          if constexpr (F::kind == filter_kind::bloomier) {
+          if constexpr (F::kind == blume::bloomier_filter<>::kind) {
             // A map answers with the key's value.
             for (const std::string_view k : batch) {
               const auto value = f.find(k);
@@ -663,7 +663,7 @@ int run_query(const query_options& o) {
             out.add(batch[i]);
             // A cascade is exact on the keys it was built from: "yes" rather than "maybe". A filter that
             // forgets cannot say "no", only that the key was not seen recently.
-            out.add(answers[i] != 0 ? (F::kind == filter_kind::cascade ? "\tyes\n" : "\tmaybe\n")
+            out.add(answers[i] != 0 ? (F::kind == blume::cascade_filter::kind ? "\tyes\n" : "\tmaybe\n")
                                     : (forgets_v<F> ? "\tabsent\n" : "\tno\n"));
           }
           out.flush();  // answers keep pace with an interactive stream
@@ -763,7 +763,7 @@ int run_info(const std::string& file, bool json) {
   std::visit(
       [&](const auto& f) {
         using F = std::decay_t<decltype(f)>;
-        if constexpr (F::kind == filter_kind::stable) {
+        if constexpr (F::kind == blume::stable_bloom_filter<>::kind) {
           // Recall of a key as old as the planned capacity, and the age at which half are forgotten.
           const std::uint64_t age = h.design.recorded() ? h.design.items
                                                         : static_cast<std::uint64_t>(static_cast<double>(f.cells()) / f.hashes());
@@ -777,7 +777,7 @@ int run_info(const std::string& file, bool json) {
             add("half forgotten after", std::to_string(*half) + " inserts (model)", std::to_string(*half));
           else
             add("half forgotten after", "never (model: no decrements)", "null");
-        } else if constexpr (F::kind == filter_kind::aging) {
+        } else if constexpr (F::kind == blume::aging_bloom_filter<>::kind) {
           add("forgets", "yes: false negatives by design; 'absent' means not seen recently, not never inserted",
               "true");
           const std::string window = std::to_string(f.window());
@@ -794,7 +794,7 @@ int run_info(const std::string& file, bool json) {
           // One pass over the bits serves the fill, the count estimate and the rate now.
           const double set = static_cast<double>(f.set_bits());
           const double fill = set / static_cast<double>(f.bits());
-          const double count = math::estimate_items(F::kind, set, static_cast<double>(f.bits()), f.hashes());
+          const double count = F::layout_type::estimate_items(set, static_cast<double>(f.bits()), f.hashes());
           add("estimated count", fixed(count, 0), json_number(count));
           add("fill ratio", percent(fill), json_number(fill));
           // Shown beside the planned capacity (which version-1 files lack): where this k is optimal.
@@ -808,12 +808,12 @@ int run_info(const std::string& file, bool json) {
             add("estimated count", fixed(f.estimated_count(), 0), json_number(f.estimated_count()));
           if constexpr (requires { f.load_factor(); })
             add("load factor", percent(f.load_factor()), json_number(f.load_factor()));
-          if constexpr (F::kind == filter_kind::bloomier) {
+          if constexpr (F::kind == blume::bloomier_filter<>::kind) {
             add("value bits", std::to_string(f.value_bits()), std::to_string(f.value_bits()));
             add("check bits", std::to_string(f.check_bits()), std::to_string(f.check_bits()));
             add("bits per key", fixed(f.bits_per_key(), 2), json_number(f.bits_per_key()));
           }
-          if constexpr (F::kind == filter_kind::cascade) {
+          if constexpr (F::kind == blume::cascade_filter::kind) {
             add("included keys", std::to_string(f.included()), std::to_string(f.included()));
             add("excluded keys", std::to_string(f.excluded()), std::to_string(f.excluded()));
             add("levels", std::to_string(f.level_count()), std::to_string(f.level_count()));
@@ -828,14 +828,14 @@ int run_info(const std::string& file, bool json) {
           add("predicted FPR now", percent(f.predicted_fpr()), json_number(f.predicted_fpr()));
           // At capacity: each kind's own notion of full.
           double at_capacity = NAN;
-          if constexpr (F::kind == filter_kind::cuckoo) {
+          if constexpr (F::kind == blume::cuckoo_filter<>::kind) {
             at_capacity = math::cuckoo_fpr(cuckoo_design_load, f.bucket_size(), f.fingerprint_bits());
-          } else if constexpr (F::kind == filter_kind::quotient) {
+          } else if constexpr (F::kind == blume::quotient_filter<>::kind) {
             at_capacity = math::quotient_fpr(static_cast<double>(f.capacity()), static_cast<double>(f.slots()),
                                              f.remainder_bits());
-          } else if constexpr (F::kind == filter_kind::scalable) {
+          } else if constexpr (F::kind == blume::scalable_bloom_filter<>::kind) {
             at_capacity = f.fpr_bound();  // however far it grows
-          } else if constexpr (F::kind == filter_kind::stable) {
+          } else if constexpr (F::kind == blume::stable_bloom_filter<>::kind) {
             at_capacity = f.stable_fpr();  // on an endless stream
           }
           if (std::isfinite(at_capacity))
@@ -936,7 +936,7 @@ int run_bench(const bench_options& o) {
   const std::vector<filter_kind> kinds = o.kinds.empty() ? std::vector<filter_kind>(all_kinds.begin(), all_kinds.end())
                                                          : o.kinds;
   for (const filter_kind k : kinds)
-    if (k == filter_kind::bloomier || k == filter_kind::cascade)
+    if (k == blume::bloomier_filter<>::kind || k == blume::cascade_filter::kind)
       throw invalid_argument("blume bench times filters of one key set; a " + std::string(kind_name(k)) +
                              " takes its own inputs (see the library's tests and docs/format.md)");
   std::vector<std::uint64_t> present(o.items), absent(std::min<std::uint64_t>(o.items, 1'000'000));

@@ -169,11 +169,11 @@ int run(Filter filter, const demo_options& o) {
 
 int run_demo(const demo_options& o) {
   switch (o.kind) {
-    case filter_kind::bloom: return run(bloom_filter<>(o.items, o.fpr), o);
-    case filter_kind::partitioned: return run(partitioned_bloom_filter<>(o.items, o.fpr), o);
-    case filter_kind::blocked: return run(blocked_bloom_filter<>(o.items, o.fpr), o);
-    case filter_kind::split_block: return run(split_block_bloom_filter<>(o.items, o.fpr), o);
-    case filter_kind::counting: return run(counting_bloom_filter<>(o.items, o.fpr), o);
+    case blume::bloom_filter<>::kind: return run(bloom_filter<>(o.items, o.fpr), o);
+    case blume::partitioned_bloom_filter<>::kind: return run(partitioned_bloom_filter<>(o.items, o.fpr), o);
+    case blume::blocked_bloom_filter<>::kind: return run(blocked_bloom_filter<>(o.items, o.fpr), o);
+    case blume::split_block_bloom_filter<>::kind: return run(split_block_bloom_filter<>(o.items, o.fpr), o);
+    case blume::counting_bloom_filter<>::kind: return run(counting_bloom_filter<>(o.items, o.fpr), o);
     default: break;
   }
   throw invalid_argument("demo: the '" + std::string(kind_name(o.kind)) +

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "blume/kind.hpp"
+#include "blume/kinds.hpp"
 
 namespace blume::cli {
 
@@ -12,7 +12,7 @@ struct demo_options {
   std::uint64_t items = 10'000'000;   // registered addresses in the filter
   std::uint64_t probes = 1'000'000;   // new sign-ups checked
   double fpr = 0.01;
-  filter_kind kind = filter_kind::split_block;
+  filter_kind kind = blume::split_block_bloom_filter<>::kind;
   unsigned threads = 2;
 };
 

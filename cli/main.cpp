@@ -217,10 +217,10 @@ int main(int argc, char** argv) {
         o.value_bits = plan_value_bits;
       }
       if (!plan_excluded.empty()) o.excluded = cli::parse_count(plan_excluded, "--excluded", 1e15);
-      const bool cascade_only = o.kind == blume::filter_kind::cascade;  // exact: no rate to give
+      const bool cascade_only = o.kind == blume::cascade_filter::kind;  // exact: no rate to give
       if (o.fpr.has_value() == o.memory_bytes.has_value() && !(cascade_only && !o.memory_bytes))
         throw blume::invalid_argument("give either --fpr or --memory");
-      if (o.kind == blume::filter_kind::bloomier && !o.value_bits)
+      if (o.kind == blume::bloomier_filter<>::kind && !o.value_bits)
         throw blume::invalid_argument("--kind bloomier: give the values' width with --value-bits");
       if (cascade_only && !o.excluded) throw blume::invalid_argument("--kind cascade: give the excluded set's size with --excluded");
       o.key_bytes = cli::parse_count(plan_key_bytes, "--key-bytes", 1e6);

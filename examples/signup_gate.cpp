@@ -10,7 +10,7 @@ int main() {
   std::unordered_set<std::string> database = {"anna@example.com", "ben@example.org", "carla@example.net"};
 
   // Size the filter for the expected number of users and the false-positive rate we accept.
-  const blume::filter_plan plan = blume::plan_for(1'000'000, 0.01, blume::filter_kind::split_block);
+  const blume::filter_plan plan = blume::plan_for(1'000'000, 0.01, blume::split_block_bloom_filter<>::kind);
   std::printf("filter: %llu bits, k = %u, %.2f bits per key, predicted fpr %.4f\n",
               static_cast<unsigned long long>(plan.bits), plan.hashes, plan.bits_per_key(), plan.predicted_fpr);
   blume::split_block_bloom_filter<> registered(plan);

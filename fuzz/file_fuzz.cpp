@@ -26,7 +26,7 @@ namespace {
 }
 
 template <class F>
-constexpr bool takes_time = F::kind == blume::filter_kind::aging;
+constexpr bool takes_time = F::kind == blume::aging_bloom_filter<>::kind;
 
 template <class F>
 bool contains(const F& f, std::uint64_t key, std::chrono::system_clock::time_point now) {
@@ -43,9 +43,9 @@ bool insert(F& f, std::uint64_t key, std::chrono::system_clock::time_point now) 
   if constexpr (takes_time<F>) {
     f.insert(key, now);
     return true;
-  } else if constexpr (F::kind == blume::filter_kind::scalable) {
+  } else if constexpr (F::kind == blume::scalable_bloom_filter<>::kind) {
     return f.try_insert(key) != blume::insert_result::full;
-  } else if constexpr (F::kind == blume::filter_kind::cuckoo || F::kind == blume::filter_kind::quotient) {
+  } else if constexpr (F::kind == blume::cuckoo_filter<>::kind || F::kind == blume::quotient_filter<>::kind) {
     return f.insert(key);
   } else {
     f.insert(key);

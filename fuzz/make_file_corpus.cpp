@@ -49,13 +49,13 @@ F full(F f) {
 any_filter sample(filter_kind kind) {
   constexpr std::uint64_t items = 40;
   constexpr double fpr = 0.05;
-  if (kind == filter_kind::bloomier) {
+  if (kind == blume::bloomier_filter<>::kind) {
     std::vector<std::uint32_t> values(items);
     for (std::uint32_t i = 0; i < items; ++i) values[i] = i % 16;
     return bloomier_filter<>::build(keys(items), values, 4);
   }
-  if (kind == filter_kind::cascade) return cascade_filter::build(keys(items), keys(4 * items, items));
-  if (kind == filter_kind::aging) return aging({}, items / 2);
+  if (kind == blume::cascade_filter::kind) return cascade_filter::build(keys(items), keys(4 * items, items));
+  if (kind == blume::aging_bloom_filter<>::kind) return aging({}, items / 2);
   if (is_static(kind)) {
     std::vector<std::uint64_t> lows;
     for (const std::uint64_t k : keys(items)) lows.push_back(hash_key(xxh3_hasher(), k).low);

@@ -375,11 +375,11 @@ TEST(CuckooFilter, ExpressesRedisBloomsGeometry) {
 // ---- planning ------------------------------------------------------------------------------------------
 
 TEST(CuckooPlan, ChoosesTheSmallestFingerprintThatMeetsTheTarget) {
-  EXPECT_EQ(blume::plan_for(1'000'000, 0.03, blume::filter_kind::cuckoo).hashes, 8u);
-  EXPECT_EQ(blume::plan_for(1'000'000, 0.01, blume::filter_kind::cuckoo).hashes, 12u);
-  EXPECT_EQ(blume::plan_for(1'000'000, 0.001, blume::filter_kind::cuckoo).hashes, 16u);
+  EXPECT_EQ(blume::plan_for(1'000'000, 0.03, blume::cuckoo_filter<>::kind).hashes, 8u);
+  EXPECT_EQ(blume::plan_for(1'000'000, 0.01, blume::cuckoo_filter<>::kind).hashes, 12u);
+  EXPECT_EQ(blume::plan_for(1'000'000, 0.001, blume::cuckoo_filter<>::kind).hashes, 16u);
   for (const double target : {0.03, 0.01, 0.002, 0.001, 0.0002}) {
-    const blume::filter_plan p = blume::plan_for(1'000'000, target, blume::filter_kind::cuckoo);
+    const blume::filter_plan p = blume::plan_for(1'000'000, target, blume::cuckoo_filter<>::kind);
     EXPECT_LE(p.predicted_fpr, target) << target;
     EXPECT_EQ(p.bits % (4 * p.hashes), 0u);
     const std::uint64_t buckets = p.bits / (4 * p.hashes);
@@ -390,12 +390,12 @@ TEST(CuckooPlan, ChoosesTheSmallestFingerprintThatMeetsTheTarget) {
 
 TEST(CuckooPlan, RefusesRatesSixteenBitFingerprintsCannotReach) {
   const std::string message =
-      message_of<blume::invalid_argument>([] { blume::plan_for(1000, 1e-5, blume::filter_kind::cuckoo); });
+      message_of<blume::invalid_argument>([] { blume::plan_for(1000, 1e-5, blume::cuckoo_filter<>::kind); });
   EXPECT_TRUE(mentions_number(message, 1e-5));
 }
 
 TEST(CuckooPlan, AFilterBuiltFromAPlanHasItsGeometry) {
-  const blume::filter_plan p = blume::plan_for(50'000, 0.01, blume::filter_kind::cuckoo);
+  const blume::filter_plan p = blume::plan_for(50'000, 0.01, blume::cuckoo_filter<>::kind);
   const cuckoo f(p);
   EXPECT_EQ(f.fingerprint_bits(), p.hashes);
   EXPECT_EQ(f.bucket_size(), 4u);
@@ -404,10 +404,10 @@ TEST(CuckooPlan, AFilterBuiltFromAPlanHasItsGeometry) {
 }
 
 TEST(CuckooPlan, PlanForBitsUsesTheWidestFingerprintThatFits) {
-  const blume::filter_plan p = blume::plan_for_bits(1'000'000, 14'000'000, blume::filter_kind::cuckoo);
+  const blume::filter_plan p = blume::plan_for_bits(1'000'000, 14'000'000, blume::cuckoo_filter<>::kind);
   EXPECT_EQ(p.hashes, 12u);  // 16-bit slots for 1M keys at 95% need 16.8M bits
   EXPECT_LE(p.bits, 14'000'000u);
-  EXPECT_THROW(blume::plan_for_bits(1'000'000, 8'000'000, blume::filter_kind::cuckoo), blume::invalid_argument);
+  EXPECT_THROW(blume::plan_for_bits(1'000'000, 8'000'000, blume::cuckoo_filter<>::kind), blume::invalid_argument);
 }
 
 // ---- bad parameters ------------------------------------------------------------------------------------
@@ -453,10 +453,9 @@ TEST(CuckooInput, ANonCuckooPlanIsRejected) {
 
 // ---- combining -----------------------------------------------------------------------------------------
 
-TEST(CuckooFilter, MergeIsRefusedAsUnsound) {
-  cuckoo a(1000, 0.01), b(1000, 0.01);
-  const std::string message = message_of<blume::incompatible_filters>([&] { a.merge(b); });
-  EXPECT_TRUE(mentions(message, "not supported"));
+TEST(CuckooFilter, HasNoMergeBecauseItIsUnsound) {
+  static_assert(!blume::can_merge<cuckoo>);
+  EXPECT_TRUE(mentions(std::string(cuckoo::merge_refusal), "not sound"));
 }
 
 TEST(CuckooFilter, CheckCompatibleNamesTheDifference) {
@@ -478,7 +477,7 @@ cuckoo grown_filter() {
 TEST(CuckooFormat, HeaderRecordsTheGeometry) {
   const cuckoo f = grown_filter();
   const blume::file_header h = blume::decode_header(blume::to_bytes(f));
-  EXPECT_EQ(h.kind, blume::filter_kind::cuckoo);
+  EXPECT_EQ(h.kind, blume::cuckoo_filter<>::kind);
   EXPECT_EQ(h.bits, 40u);
   EXPECT_EQ(h.hashes, 12u);
   EXPECT_EQ(h.block_bits, 4u);
@@ -629,7 +628,7 @@ TEST(CuckooFormat, AFileOfManySubFiltersOpensInLinearTime) {
   const cuckoo_geometry g = geometry(1, 4, 8, 1, blume::cuckoo_max_filters);
   const std::uint64_t count = blume::cuckoo_max_filters;
   blume::file_header h;
-  h.kind = blume::filter_kind::cuckoo;
+  h.kind = blume::cuckoo_filter<>::kind;
   h.hash = cuckoo::hasher_type::id;
   h.seed = cuckoo::hasher_type::default_seed;
   h.bits = g.buckets;

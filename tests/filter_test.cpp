@@ -86,7 +86,7 @@ TYPED_TEST(FilterBehaviour, OneKeySetsAtMostKBitsAndAtLeastOne) {
     ASSERT_GE(f.set_bits(), 1u) << i;
     ASSERT_LE(f.set_bits(), f.hashes()) << i;
     // Partitioned probes land in distinct slices and split-block probes in distinct words: exactly k bits.
-    if constexpr (TypeParam::kind == blume::filter_kind::partitioned || TypeParam::kind == blume::filter_kind::split_block) {
+    if constexpr (TypeParam::kind == blume::partitioned_bloom_filter<>::kind || TypeParam::kind == blume::split_block_bloom_filter<>::kind) {
       ASSERT_EQ(f.set_bits(), f.hashes()) << i;
     }
   }
@@ -405,7 +405,7 @@ TYPED_TEST(FilterBehaviour, WithGeometryHasExactlyThatGeometry) {
   EXPECT_EQ(f.bits(), small_geometry<TypeParam>::bits);
   EXPECT_EQ(f.hashes(), small_geometry<TypeParam>::hashes);
   EXPECT_EQ(f.seed(), 5u);
-  EXPECT_EQ(f.storage().size(), blume::detail::storage_bytes(TypeParam::kind, small_geometry<TypeParam>::bits));
+  EXPECT_EQ(f.storage().size(), TypeParam::plan_bytes(small_geometry<TypeParam>::bits));
 }
 
 TYPED_TEST(FilterBehaviour, FillRatioIsSetBitsOverBits) {
@@ -431,8 +431,8 @@ TYPED_TEST(FilterBehaviour, WithGeometryRejectsZeroHashes) {
 }
 
 TYPED_TEST(FilterBehaviour, WithGeometryRejectsMoreHashesThanTheKindAllows) {
-  constexpr std::uint32_t too_many = TypeParam::kind == blume::filter_kind::blocked       ? 33
-                                     : TypeParam::kind == blume::filter_kind::split_block ? 9
+  constexpr std::uint32_t too_many = TypeParam::kind == blume::blocked_bloom_filter<>::kind       ? 33
+                                     : TypeParam::kind == blume::split_block_bloom_filter<>::kind ? 9
                                                                                           : blume::max_hashes + 1;
   const std::string message =
       message_of<blume::invalid_argument>([] { TypeParam::with_geometry(512ull * 65 * 9, too_many); });

@@ -327,7 +327,7 @@ bytes forge(blume::file_header h, const bytes& payload) {
 
 blume::file_header classic_header(std::uint64_t bits, std::uint32_t hashes) {
   blume::file_header h;
-  h.kind = blume::filter_kind::bloom;
+  h.kind = blume::bloom_filter<>::kind;
   h.hash = blume::hash_id::xxh3_128;
   h.block_bits = 0;
   h.seed = 1;
@@ -355,7 +355,7 @@ TEST(ForgedHeader, HashCountOutOfRangeIsRejected) {
 
 TEST(ForgedHeader, BlockedBitCountNotAMultipleOfTheBlockIsRejected) {
   blume::file_header h = classic_header(1000, 4);
-  h.kind = blume::filter_kind::blocked;
+  h.kind = blume::blocked_bloom_filter<>::kind;
   h.block_bits = 512;
   h.payload_size = 125;
   EXPECT_THROW(blume::from_bytes<blume::blocked_bloom_filter<>>(forge(h, bytes(125))), format_error);
@@ -363,7 +363,7 @@ TEST(ForgedHeader, BlockedBitCountNotAMultipleOfTheBlockIsRejected) {
 
 TEST(ForgedHeader, SplitBlockHashCountOtherThanEightIsRejected) {
   blume::file_header h = classic_header(2560, 7);
-  h.kind = blume::filter_kind::split_block;
+  h.kind = blume::split_block_bloom_filter<>::kind;
   h.block_bits = 256;
   h.payload_size = 320;
   EXPECT_THROW(blume::from_bytes<blume::split_block_bloom_filter<>>(forge(h, bytes(320))), format_error);
@@ -503,9 +503,9 @@ TEST(Versions, OpenFilterReportsTheHeaderOfTheFileItOpened) {
   blume::save(sample_filter<blume::blocked_bloom_filter<>>(), dir / "f.blume", {500, 0.02});
   blume::file_header h;
   const blume::any_filter f = blume::open_filter(dir / "f.blume", blume::verify::full, &h);
-  EXPECT_EQ(h.kind, blume::filter_kind::blocked);
+  EXPECT_EQ(h.kind, blume::blocked_bloom_filter<>::kind);
   EXPECT_EQ(h.design, (blume::filter_design{500, 0.02}));
-  EXPECT_EQ(blume::kind_of(f), blume::filter_kind::blocked);
+  EXPECT_EQ(blume::kind_of(f), blume::blocked_bloom_filter<>::kind);
 }
 
 // Frozen bytes: a change here is a format change (bump the version, keep reading the old one).

@@ -17,7 +17,7 @@ class FalsePositiveRate : public ::testing::Test {
     F f(capacity, target);
     f.insert_many(blume_test::present_keys(capacity));
     const double predicted = f.predicted_fpr_at(static_cast<double>(capacity));
-    ASSERT_DOUBLE_EQ(predicted, blume::math::kind_fpr(F::kind, capacity, static_cast<double>(f.bits()), f.hashes()));
+    ASSERT_DOUBLE_EQ(predicted, F::model_fpr(capacity, static_cast<double>(f.bits()), f.hashes()));
     ASSERT_LE(predicted, 1.01 * target);  // the plan met the target (the classic plan rounds k)
     const double measured =
         static_cast<double>(f.count_contained(blume_test::absent_key_view(probes))) / static_cast<double>(probes);

@@ -137,7 +137,7 @@ TEST(HostileFiles, DynamicKinds) {
   check_forgeries("grown cuckoo", filled(cuckoo_filter<>(g)), 7);
   check_forgeries("quotient", filled(quotient_filter<>(3000, 0.01)), 8);
   check_forgeries("scalable", filled(scalable_bloom_filter<>(300, 0.01)), 9);
-  check_forgeries("stable", filled(std::get<stable_bloom_filter<>>(make_filter(filter_kind::stable, 3000, 0.01))), 10);
+  check_forgeries("stable", filled(std::get<stable_bloom_filter<>>(make_filter(blume::stable_bloom_filter<>::kind, 3000, 0.01))), 10);
   check_forgeries("aging", filled(aging_bloom_filter<>(3000, 0.01)), 11);
 }
 

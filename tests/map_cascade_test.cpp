@@ -162,7 +162,7 @@ TEST(BloomierFilter, FileRoundTripsAndMappingKeepEveryValue) {
   blume::save(map, dir / "m.blume");
   const auto mapped = blume::map_file<blume::bloomier_filter<>>(dir / "m.blume");
   for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(mapped.find(keys[i]), map.find(keys[i])) << i;
-  EXPECT_EQ(blume::decode_header(bytes).kind, blume::filter_kind::bloomier);
+  EXPECT_EQ(blume::decode_header(bytes).kind, blume::bloomier_filter<>::kind);
   EXPECT_THROW(blume::from_bytes<blume::cascade_filter>(bytes), blume::format_error);  // a map is not a cascade
 }
 
@@ -257,7 +257,7 @@ TEST(BloomierPlan, IsTheBuiltMapsSizeAndRate) {
   // 1.125 to 1.25 slots per key of f + v bits (the binary fuse layout needs more at small n).
   EXPECT_GT(plan.bits_per_key(), 18 * 1.125);
   EXPECT_LT(plan.bits_per_key(), 18 * 1.25);
-  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { blume::plan_for(1000, 0.01, blume::filter_kind::bloomier); }),
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { blume::plan_for(1000, 0.01, blume::bloomier_filter<>::kind); }),
                        "plan_bloomier"));
   EXPECT_THROW(blume::plan_bloomier(1000, 0.01, 0), blume::invalid_argument);
   EXPECT_THROW(blume::plan_bloomier(1000, 0.01, 33), blume::invalid_argument);
@@ -282,7 +282,7 @@ TEST(CascadePlan, PredictsTheBuiltCascadesSize) {
                 0.1 * static_cast<double>(plan.bytes));
   }
   EXPECT_EQ(blume::plan_cascade(1000, 0).hashes, 1u) << "nothing to exclude: one level";
-  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { blume::plan_for(1000, 0.01, blume::filter_kind::cascade); }),
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { blume::plan_for(1000, 0.01, blume::cascade_filter::kind); }),
                        "plan_cascade"));
   EXPECT_THROW(blume::plan_cascade(0, 10), blume::invalid_argument);
 }

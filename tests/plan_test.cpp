@@ -191,10 +191,10 @@ TEST(PlanMath, SplitBlockFprIsThePoissonAverageOverWordFills) {
 
 TEST(PlanMath, KindFprUsesEachKindsModel) {
   const double n = 1e5, m = 256.0 * 4000, k = 8;
-  EXPECT_EQ(math::kind_fpr(filter_kind::bloom, n, m, k), math::bloom_fpr(n, m, k));
-  EXPECT_EQ(math::kind_fpr(filter_kind::partitioned, n, m, k), math::partitioned_fpr(n, m, k));
-  EXPECT_EQ(math::kind_fpr(filter_kind::blocked, n, m, k), math::blocked_fpr(n, m, k, 512));
-  EXPECT_EQ(math::kind_fpr(filter_kind::split_block, n, m, k), math::split_block_fpr(n, m));
+  EXPECT_EQ(blume::model_fpr(blume::bloom_filter<>::kind, n, m, k), math::bloom_fpr(n, m, k));
+  EXPECT_EQ(blume::model_fpr(blume::partitioned_bloom_filter<>::kind, n, m, k), math::partitioned_fpr(n, m, k));
+  EXPECT_EQ(blume::model_fpr(blume::blocked_bloom_filter<>::kind, n, m, k), math::blocked_fpr(n, m, k, 512));
+  EXPECT_EQ(blume::model_fpr(blume::split_block_bloom_filter<>::kind, n, m, k), math::split_block_fpr(n, m));
 }
 
 TEST(PlanMath, EstimateItemsInvertsEachKindsExpectedFill) {
@@ -204,26 +204,37 @@ TEST(PlanMath, EstimateItemsInvertsEachKindsExpectedFill) {
   const double partitioned_fill = m * (1 - std::pow(1 - k / m, n));
   const double blocked_fill = m * -std::expm1(-lambda_512 * (1 - std::pow(1 - 1.0 / 512, k)));
   const double split_fill = m * -std::expm1(-lambda_256 / 32);
-  EXPECT_NEAR(math::estimate_items(filter_kind::bloom, bloom_fill, m, k), n, 1e-6 * n);
-  EXPECT_NEAR(math::estimate_items(filter_kind::partitioned, partitioned_fill, m, k), n, 1e-6 * n);
-  EXPECT_NEAR(math::estimate_items(filter_kind::blocked, blocked_fill, m, k), n, 1e-6 * n);
-  EXPECT_NEAR(math::estimate_items(filter_kind::split_block, split_fill, m, k), n, 1e-6 * n);
+  EXPECT_NEAR(blume::classic_layout::estimate_items(bloom_fill, m, k), n, 1e-6 * n);
+  EXPECT_NEAR(blume::partitioned_layout::estimate_items(partitioned_fill, m, k), n, 1e-6 * n);
+  EXPECT_NEAR(blume::blocked_layout::estimate_items(blocked_fill, m, k), n, 1e-6 * n);
+  EXPECT_NEAR(blume::split_block_layout::estimate_items(split_fill, m, k), n, 1e-6 * n);
+}
+
+// Every estimator of a fill, through every kind that has one (the Bloom layouts).
+template <class Each>
+void for_each_estimator(Each each) {
+  blume::for_each_kind([&](auto type) {
+    using F = typename decltype(type)::type;
+    if constexpr (requires { F::layout_type::estimate_items(0.0, 1.0, 1.0); })
+      each(F::name, [](double x, double m, double k) { return F::layout_type::estimate_items(x, m, k); });
+  });
 }
 
 TEST(PlanMath, EstimateItemsOfAnEmptyFilterIsZero) {
-  for (filter_kind kind : blume::all_kinds) EXPECT_EQ(math::estimate_items(kind, 0, 512 * 10, 8), 0.0);
+  for_each_estimator([](std::string_view name, auto estimate) { EXPECT_EQ(estimate(0, 512 * 10, 8), 0.0) << name; });
 }
 
 TEST(PlanMath, EstimateItemsOfAFullFilterIsInfinite) {
-  for (filter_kind kind : blume::all_kinds)
-    EXPECT_EQ(math::estimate_items(kind, 5120, 5120, 8), std::numeric_limits<double>::infinity());
+  for_each_estimator([](std::string_view name, auto estimate) {
+    EXPECT_EQ(estimate(5120, 5120, 8), std::numeric_limits<double>::infinity()) << name;
+  });
 }
 
 // ---- the planner ---------------------------------------------------------------------------------------
 
 TEST(Planner, ClassicPlanForOneHundredMillionKeysAtOnePercent) {
   const blume::filter_plan p = plan_for(100'000'000, 0.01);
-  EXPECT_EQ(p.kind, filter_kind::bloom);
+  EXPECT_EQ(p.kind, blume::bloom_filter<>::kind);
   EXPECT_EQ(p.items, 100'000'000u);
   EXPECT_NEAR(static_cast<double>(p.bits), 958'505'838.0, 1.0);
   EXPECT_EQ(p.hashes, 7u);
@@ -254,40 +265,40 @@ TEST(Planner, PredictedFprIsTheKindsModelAtCapacity) {
     const blume::filter_plan p = plan_for(250'000, 0.005, kind);
     EXPECT_EQ(p.kind, kind);
     EXPECT_EQ(p.items, 250'000u);
-    EXPECT_DOUBLE_EQ(p.predicted_fpr, math::kind_fpr(kind, 250'000, static_cast<double>(p.bits), p.hashes));
+    EXPECT_DOUBLE_EQ(p.predicted_fpr, blume::model_fpr(kind, 250'000, static_cast<double>(p.bits), p.hashes));
   }
 }
 
 TEST(Planner, PartitionedPlanUsesTheSmallestSliceThatMeetsTheTarget) {
   for (double target : {0.1, 0.01, 0.001, 1e-5}) {
     const double n = 1'000'000;
-    const blume::filter_plan p = plan_for(1'000'000, target, filter_kind::partitioned);
+    const blume::filter_plan p = plan_for(1'000'000, target, blume::partitioned_bloom_filter<>::kind);
     EXPECT_EQ(p.bits % p.hashes, 0u) << target;
     EXPECT_LE(p.predicted_fpr, target) << target;
     const double one_bit_smaller_slices = static_cast<double>(p.bits - p.hashes);
     EXPECT_GT(math::partitioned_fpr(n, one_bit_smaller_slices, p.hashes), target) << target;
-    EXPECT_GT(plan_for_bits(1'000'000, p.bits * 98 / 100, filter_kind::partitioned).predicted_fpr, target) << target;
+    EXPECT_GT(plan_for_bits(1'000'000, p.bits * 98 / 100, blume::partitioned_bloom_filter<>::kind).predicted_fpr, target) << target;
   }
 }
 
 TEST(Planner, BlockedPlanMeetsTheTargetWithinTwoPercentOfTheLeastMemory) {
   for (double target : {0.1, 0.01, 0.001, 1e-5}) {
-    const blume::filter_plan p = plan_for(1'000'000, target, filter_kind::blocked);
+    const blume::filter_plan p = plan_for(1'000'000, target, blume::blocked_bloom_filter<>::kind);
     EXPECT_EQ(p.bits % 512, 0u) << target;
     EXPECT_EQ(p.bytes, p.bits / 8) << target;
     EXPECT_LE(p.predicted_fpr, target) << target;
     // No hash count reaches the target with 2% less memory.
-    EXPECT_GT(plan_for_bits(1'000'000, p.bits * 98 / 100, filter_kind::blocked).predicted_fpr, target) << target;
+    EXPECT_GT(plan_for_bits(1'000'000, p.bits * 98 / 100, blume::blocked_bloom_filter<>::kind).predicted_fpr, target) << target;
   }
 }
 
 TEST(Planner, SplitBlockPlanMeetsTheTargetWithinTwoPercentOfTheLeastMemory) {
   for (double target : {0.1, 0.01, 0.001, 1e-5}) {
-    const blume::filter_plan p = plan_for(1'000'000, target, filter_kind::split_block);
+    const blume::filter_plan p = plan_for(1'000'000, target, blume::split_block_bloom_filter<>::kind);
     EXPECT_EQ(p.bits % 256, 0u) << target;
     EXPECT_EQ(p.hashes, 8u) << target;
     EXPECT_LE(p.predicted_fpr, target) << target;
-    EXPECT_GT(plan_for_bits(1'000'000, p.bits * 98 / 100, filter_kind::split_block).predicted_fpr, target) << target;
+    EXPECT_GT(plan_for_bits(1'000'000, p.bits * 98 / 100, blume::split_block_bloom_filter<>::kind).predicted_fpr, target) << target;
   }
 }
 
@@ -306,8 +317,8 @@ TEST(Planner, ClassicSizingLeavesABlockedFilterAboveTheTarget) {
 TEST(Planner, BlockedKindsNeedMoreMemoryThanClassic) {
   for (double target : {0.1, 0.01, 0.001}) {
     const auto classic = plan_for(1'000'000, target).bits;
-    EXPECT_GT(plan_for(1'000'000, target, filter_kind::blocked).bits, classic) << target;
-    EXPECT_GT(plan_for(1'000'000, target, filter_kind::split_block).bits, classic) << target;
+    EXPECT_GT(plan_for(1'000'000, target, blume::blocked_bloom_filter<>::kind).bits, classic) << target;
+    EXPECT_GT(plan_for(1'000'000, target, blume::split_block_bloom_filter<>::kind).bits, classic) << target;
   }
 }
 
@@ -325,7 +336,7 @@ TEST(Planner, PlanForBitsDoesAtLeastAsWellAsPlanForInTheSameMemory) {
   for (filter_kind kind : blume::all_kinds) {
     for (double target : {0.1, 0.01, 0.001}) {
       // A static kind's rate is fixed by its fingerprints (2^-8 for xor8, fuse8): it refuses lower targets.
-      if (blume::is_static(kind) && target < blume::math::kind_fpr(kind, 1, 1, kind == filter_kind::xor8 || kind == filter_kind::fuse8 ? 8 : 16))
+      if (blume::is_static(kind) && target < blume::model_fpr(kind, 1, 1, kind == blume::xor8_filter<>::kind || kind == blume::fuse8_filter<>::kind ? 8 : 16))
         continue;
       const blume::filter_plan forward = plan_for(1'000'000, target, kind);
       const blume::filter_plan inverse = plan_for_bits(1'000'000, forward.bits, kind);
@@ -337,9 +348,9 @@ TEST(Planner, PlanForBitsDoesAtLeastAsWellAsPlanForInTheSameMemory) {
 }
 
 TEST(Planner, PlanForBitsRoundsDownToTheKindsGranularity) {
-  EXPECT_EQ(plan_for_bits(1000, 10'000, filter_kind::blocked).bits, 512u * 19);
-  EXPECT_EQ(plan_for_bits(1000, 10'000, filter_kind::split_block).bits, 256u * 39);
-  const blume::filter_plan partitioned = plan_for_bits(1000, 10'001, filter_kind::partitioned);
+  EXPECT_EQ(plan_for_bits(1000, 10'000, blume::blocked_bloom_filter<>::kind).bits, 512u * 19);
+  EXPECT_EQ(plan_for_bits(1000, 10'000, blume::split_block_bloom_filter<>::kind).bits, 256u * 39);
+  const blume::filter_plan partitioned = plan_for_bits(1000, 10'001, blume::partitioned_bloom_filter<>::kind);
   EXPECT_EQ(partitioned.bits % partitioned.hashes, 0u);
   EXPECT_LE(partitioned.bits, 10'001u);
 }
@@ -385,7 +396,7 @@ TEST(Planner, PlanForBitsGivesLowerRatesForLargerBudgets) {
 
 TEST(Planner, KindNamesRoundTrip) {
   for (filter_kind kind : blume::all_kinds) EXPECT_EQ(blume::parse_kind(blume::kind_name(kind)), kind);
-  EXPECT_EQ(blume::kind_name(filter_kind::split_block), "split-block");
+  EXPECT_EQ(blume::kind_name(blume::split_block_bloom_filter<>::kind), "split-block");
   EXPECT_FALSE(blume::parse_kind("no-such-kind").has_value());
 }
 
@@ -429,8 +440,8 @@ TEST(PlanInput, BlockedRequestsJustBeyondTheMaximumAreRejected) {
   // The classic size fits in 2^40 bits but the blocked kinds need more than that.
   const std::uint64_t items = static_cast<std::uint64_t>(0.95 * blume::max_filter_bits / math::optimal_bits(1, 0.001));
   ASSERT_LE(math::optimal_bits(static_cast<double>(items), 0.001), static_cast<double>(blume::max_filter_bits));
-  EXPECT_THROW(plan_for(items, 0.001, filter_kind::blocked), blume::invalid_argument);
-  EXPECT_THROW(plan_for(items, 0.001, filter_kind::split_block), blume::invalid_argument);
+  EXPECT_THROW(plan_for(items, 0.001, blume::blocked_bloom_filter<>::kind), blume::invalid_argument);
+  EXPECT_THROW(plan_for(items, 0.001, blume::split_block_bloom_filter<>::kind), blume::invalid_argument);
 }
 
 TEST(PlanInput, ErrorMessagesShowSmallRatesFaithfully) {

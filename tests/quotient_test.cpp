@@ -468,7 +468,7 @@ TEST(QuotientFilterRate, PredictionIsAtMostLoadTimesTwoToTheMinusR) {
 TEST(QuotientPlan, PlanUsesItemsOverTheDesignLoadSlotsAndTheFewestRemainderBits) {
   for (std::uint64_t items : {1'000'000u, 10'000'000u, 12'345u}) {
     for (double target : {0.1, 0.01, 0.002, 0.001, 1e-6}) {
-      const blume::filter_plan p = blume::plan_for(items, target, blume::filter_kind::quotient);
+      const blume::filter_plan p = blume::plan_for(items, target, blume::quotient_filter<>::kind);
       const quotient f(p);
       const double n = static_cast<double>(items);
       EXPECT_EQ(f.slots(), static_cast<std::uint64_t>(std::ceil(n / blume::quotient_plan_load))) << items;
@@ -485,12 +485,12 @@ TEST(QuotientPlan, PlanUsesItemsOverTheDesignLoadSlotsAndTheFewestRemainderBits)
 
 TEST(QuotientPlan, PlansAreNoLongerRoundedToPowersOfTwo) {
   // 10M keys at 1%: 2^24 slots (load 0.6) took 20 bits per key; ⌈10^7/0.9⌉ slots of 7 + 3 bits take 11.1.
-  const blume::filter_plan p = blume::plan_for(10'000'000, 0.01, blume::filter_kind::quotient);
+  const blume::filter_plan p = blume::plan_for(10'000'000, 0.01, blume::quotient_filter<>::kind);
   EXPECT_EQ(p.hashes, 7u);
   EXPECT_EQ(p.bits, 11'111'112u * 10);
   EXPECT_LT(p.bits_per_key(), 11.2);
   // At the rate of a cuckoo filter with 12-bit fingerprints (0.19%, 12.63 bits per key), within 1.2×.
-  EXPECT_LT(blume::plan_for(10'000'000, 0.0019, blume::filter_kind::quotient).bits_per_key(), 1.2 * 12.63);
+  EXPECT_LT(blume::plan_for(10'000'000, 0.0019, blume::quotient_filter<>::kind).bits_per_key(), 1.2 * 12.63);
 }
 
 TEST(QuotientPlan, TinyPlansHaveAtLeastTwoSlots) {
@@ -500,7 +500,7 @@ TEST(QuotientPlan, TinyPlansHaveAtLeastTwoSlots) {
 }
 
 TEST(QuotientPlan, RatesBeyondThirtyTwoRemainderBitsLowerTheLoadInstead) {
-  const blume::filter_plan p = blume::plan_for(1000, 1e-12, blume::filter_kind::quotient);
+  const blume::filter_plan p = blume::plan_for(1000, 1e-12, blume::quotient_filter<>::kind);
   EXPECT_EQ(p.hashes, 32u);
   EXPECT_LE(p.predicted_fpr, 1e-12);
   const std::uint64_t slots = p.bits / 35;
@@ -509,11 +509,11 @@ TEST(QuotientPlan, RatesBeyondThirtyTwoRemainderBitsLowerTheLoadInstead) {
 }
 
 TEST(QuotientPlan, PlanForBitsUsesTheBudgetWithAnySlotCount) {
-  const blume::filter_plan forward = blume::plan_for(1'000'000, 0.01, blume::filter_kind::quotient);
-  const blume::filter_plan inverse = blume::plan_for_bits(1'000'000, forward.bits, blume::filter_kind::quotient);
+  const blume::filter_plan forward = blume::plan_for(1'000'000, 0.01, blume::quotient_filter<>::kind);
+  const blume::filter_plan inverse = blume::plan_for_bits(1'000'000, forward.bits, blume::quotient_filter<>::kind);
   EXPECT_EQ(inverse.bits, forward.bits);
   EXPECT_EQ(inverse.hashes, forward.hashes);
-  const blume::filter_plan roomier = blume::plan_for_bits(1'000'000, forward.bits + 1000, blume::filter_kind::quotient);
+  const blume::filter_plan roomier = blume::plan_for_bits(1'000'000, forward.bits + 1000, blume::quotient_filter<>::kind);
   EXPECT_LT(roomier.predicted_fpr, forward.predicted_fpr) << "100 more slots lower the rate";
   EXPECT_LE(roomier.bits, forward.bits + 1000);
 }
@@ -556,7 +556,7 @@ TEST(QuotientFormat, RoundTripsThroughBytesFilesAndMappings) {
   const quotient f = sample_filter();
   const auto bytes = blume::to_bytes(f);
   const blume::file_header h = blume::decode_header(bytes);
-  EXPECT_EQ(h.kind, blume::filter_kind::quotient);
+  EXPECT_EQ(h.kind, blume::quotient_filter<>::kind);
   EXPECT_EQ(h.bits, 128u);
   EXPECT_EQ(h.hashes, 5u);
   EXPECT_EQ(h.block_bits, 0u) << "the layout field is 0";

@@ -48,7 +48,7 @@ TEST(ScalableFilter, LayerGeometryIsRedisBlooms) {
 TEST(ScalableFilter, EachLayerIsSizedForItsShareOfTheRate) {
   const scalable f = filled(1000, 0.01, 10'000);
   for (std::size_t i = 0; i < f.layers().size(); ++i) {
-    const blume::filter_plan plan = blume::plan_for(f.layer_capacity(i), f.layer_fpr(i), blume::filter_kind::partitioned);
+    const blume::filter_plan plan = blume::plan_for(f.layer_capacity(i), f.layer_fpr(i), blume::partitioned_bloom_filter<>::kind);
     EXPECT_EQ(f.layers()[i].bits(), plan.bits) << i;
     EXPECT_EQ(f.layers()[i].hashes(), plan.hashes) << i;
   }
@@ -104,21 +104,21 @@ TEST(ScalableFilter, NonScalingLayerGetsTheWholeRate) {
   o.scaling = false;
   const scalable f(10'000, 0.01, o);
   EXPECT_DOUBLE_EQ(f.layer_fpr(0), 0.01);
-  EXPECT_EQ(f.layers()[0].bits(), blume::plan_for(10'000, 0.01, blume::filter_kind::partitioned).bits);
+  EXPECT_EQ(f.layers()[0].bits(), blume::plan_for(10'000, 0.01, blume::partitioned_bloom_filter<>::kind).bits);
 }
 
 /// A layer policy (what a RedisBloom-compatible chain plugs in): the default capacities and rates, with
 /// twice plan_for's bits.
 struct doubled_layers : blume::plan_layers<blume::bloom_filter<>> {
   blume::classic_layout layout(const blume::layer_spec& s) const {
-    const blume::filter_plan p = blume::plan_for(s.capacity, s.fpr, blume::filter_kind::bloom);
+    const blume::filter_plan p = blume::plan_for(s.capacity, s.fpr, blume::bloom_filter<>::kind);
     return blume::classic_layout(p.bits * 2, p.hashes);
   }
 };
 
 TEST(ScalableFilter, LayerSizingIsAPolicy) {
   blume::scalable_bloom_filter<blume::bloom_filter<>, doubled_layers> f(1000, 0.01);
-  EXPECT_EQ(f.layers()[0].bits(), 2 * blume::plan_for(1000, 0.005, blume::filter_kind::bloom).bits);
+  EXPECT_EQ(f.layers()[0].bits(), 2 * blume::plan_for(1000, 0.005, blume::bloom_filter<>::kind).bits);
   for (std::uint64_t i = 0; i < 5000; ++i) f.insert(present_key(i));
   const auto copy = blume::from_bytes<decltype(f)>(blume::to_bytes(f));
   EXPECT_TRUE(copy == f);
@@ -219,7 +219,7 @@ TEST(ScalableFilter, ATinyFileWithAHugeGrowthIsRefusedOnLoad) {
   scalable f(1, 0.01);
   f.insert(present_key(0));
   auto bytes = blume::to_bytes(f);
-  ASSERT_EQ(bytes.size(), blume::header_size + 16);  // the layer's item count, then its one word
+  ASSERT_EQ(bytes.size(), blume::header_size + 48);  // the layer's item count, its row of the layer table, its one word
   blume::file_header h = blume::decode_header(bytes);
   h.extra[1] = std::bit_cast<std::uint64_t>(5e10);  // growth
   const auto header = blume::encode_header(h);
@@ -277,14 +277,14 @@ TEST(ScalableFilter, AFileOfManyLayersOpensInLinearTime) {
   p.extra = {std::bit_cast<std::uint64_t>(0.01), std::bit_cast<std::uint64_t>(1.0),
              std::bit_cast<std::uint64_t>(0.995), 0, blume::scalable_max_layers, 0};
   blume::file_header h;
-  h.kind = blume::filter_kind::scalable;
+  h.kind = blume::scalable_bloom_filter<>::kind;
   h.hash = chain::hasher_type::id;
   h.seed = chain::hasher_type::default_seed;
   h.bits = p.bits;
   h.hashes = p.hashes;
   h.block_bits = p.layout;
   h.extra = p.extra;
-  h.payload_size = chain::payload_size(p);
+  h.payload_size = chain::payload_size(p, {});  // no layer table: the policy gives the geometry
   std::vector<std::byte> bytes(blume::header_size + h.payload_size);  // every layer empty
   const auto header = blume::encode_header(h);
   std::copy(header.begin(), header.end(), bytes.begin());

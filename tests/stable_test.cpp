@@ -10,6 +10,7 @@
 namespace {
 
 using blume_test::absent_key;
+using blume_test::mentions;
 using blume_test::present_key;
 using stable = blume::stable_bloom_filter<>;
 
@@ -112,9 +113,9 @@ TEST(StableFilter, SmallerMaxFadesKeysSooner) {
   EXPECT_NEAR(three.zero_fraction(), three.stable_zero_fraction(), 0.01);
 }
 
-TEST(StableFilter, MergeIsRefused) {
-  stable a(1000, 3, 5), b(1000, 3, 5);
-  EXPECT_THROW(a.merge(b), blume::incompatible_filters);
+TEST(StableFilter, HasNoMergeAndSaysWhy) {
+  static_assert(!blume::can_merge<stable>, "a union of decayed states means nothing");
+  EXPECT_TRUE(mentions(std::string(stable::merge_refusal), "decay"));
 }
 
 TEST(StableFilter, RoundTripsAndKeepsDecayingTheSameWay) {

@@ -132,9 +132,9 @@ TYPED_TEST(StaticFilter, CorruptAndTruncatedFilesAreRejected) {
   EXPECT_THROW(blume::from_bytes<TypeParam>(bad), blume::format_error);  // payload checksum
 }
 
-TYPED_TEST(StaticFilter, MergeIsRefused) {
-  TypeParam f = TypeParam::build(present_keys(100));
-  EXPECT_THROW(f.merge(f), blume::incompatible_filters);
+TYPED_TEST(StaticFilter, HasNoMergeAndTakesNoInserts) {
+  static_assert(!blume::can_merge<TypeParam> && !blume::takes_inserts<TypeParam>);
+  EXPECT_TRUE(blume_test::mentions(std::string(TypeParam::merge_refusal), "static"));
 }
 
 TEST(StaticFilterAtTenMillion, FuseAndXorMeetTheirSizesAndRates) {
@@ -150,14 +150,14 @@ TEST(StaticFilterAtTenMillion, FuseAndXorMeetTheirSizesAndRates) {
 }
 
 TEST(StaticPlan, TheRateIsTheFingerprintsAndTargetsBelowItAreRefused) {
-  const blume::filter_plan p = blume::plan_for(1'000'000, 0.01, blume::filter_kind::fuse8);
+  const blume::filter_plan p = blume::plan_for(1'000'000, 0.01, blume::fuse8_filter<>::kind);
   EXPECT_DOUBLE_EQ(p.predicted_fpr, 1.0 / 256);
   EXPECT_EQ(p.hashes, 8u);
   EXPECT_TRUE(blume_test::mentions(blume_test::message_of<blume::invalid_argument>([] {
-                                     blume::plan_for(1'000'000, 0.001, blume::filter_kind::fuse8);
+                                     blume::plan_for(1'000'000, 0.001, blume::fuse8_filter<>::kind);
                                    }),
                                    "fuse16"));
-  EXPECT_DOUBLE_EQ(blume::plan_for(1'000'000, 0.001, blume::filter_kind::xor16).predicted_fpr, 1.0 / 65536);
+  EXPECT_DOUBLE_EQ(blume::plan_for(1'000'000, 0.001, blume::xor16_filter<>::kind).predicted_fpr, 1.0 / 65536);
 }
 
 TEST(StaticPlan, FuseSegmentsFollowGrafAndLemireUpToTheCacheFriendlyCap) {

@@ -21,11 +21,12 @@
 #include <span>
 #include <string>
 
-#include "blume/blocked_bloom_filter.hpp"
+#include "blume/split_block_bloom_filter.hpp"
 #include "blume/detail/bulk.hpp"
 #include "blume/error.hpp"
 #include "blume/parameters.hpp"
 #include "blume/plan.hpp"
+#include "blume/serialization.hpp"
 
 namespace blume {
 
@@ -36,10 +37,33 @@ class aging_bloom_filter {
   using hasher_type = typename Buffer::hasher_type;
   using clock_type = Clock;
   using time_point = typename Clock::time_point;
-  static constexpr filter_kind kind = filter_kind::aging;
+  static constexpr filter_kind kind{10};
+  static constexpr std::string_view name = "aging";
+  static constexpr kind_input input = kind_input::keys;
+  static constexpr bool is_static = false;
   /// Old keys fade by design: contains() == false means "not seen recently" (a false negative for a key
   /// inserted long enough ago), never "never inserted".
   static constexpr bool forgets = true;
+  /// No merge(): the two windows rotate at different moments.
+  static constexpr std::string_view merge_refusal = "their windows rotate independently";
+
+  // The planner's model: two buffers of m/2 bits, each for half the window of n items at half the rate;
+  // a lookup asks both.
+  static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return 2 * Buffer::plan_bytes(bits / 2); }
+  static double model_fpr(double n, double m, double k) noexcept {
+    const double one = Buffer::model_fpr(n / 2, m / 2, k);
+    return 1 - (1 - one) * (1 - one);
+  }
+  static filter_plan plan(std::uint64_t items, double fpr) {
+    detail::checked_ideal_bits(items, fpr);  // the request as given, before it is halved
+    const filter_plan buffer = Buffer::plan((items + 1) / 2, fpr / 2);
+    return detail::make_plan<aging_bloom_filter>(items, 2 * buffer.bits, buffer.hashes);
+  }
+  static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits) {
+    detail::check_budget(items, bits);
+    const filter_plan buffer = Buffer::plan_for_bits((items + 1) / 2, bits / 2);
+    return detail::make_plan<aging_bloom_filter>(items, 2 * buffer.bits, buffer.hashes);
+  }
 
   /// Count-based window: roughly the last `window` items, false-positive rate about `fpr`. With a
   /// non-zero `window_time`, buffers also rotate every window_time/2, and keys older than window_time
@@ -112,11 +136,6 @@ class aging_bloom_filter {
     }
   }
 
-  /// Unsound: the two windows rotate at different moments.
-  void merge(const aging_bloom_filter&) {
-    throw incompatible_filters("cannot merge aging filters: their windows rotate independently");
-  }
-
   /// Items in the window's two halves.
   std::uint64_t inserted() const noexcept { return meta_[0] + meta_[1]; }
   double estimated_count() const noexcept { return buffers_[0].estimated_count() + buffers_[1].estimated_count(); }
@@ -138,14 +157,17 @@ class aging_bloom_filter {
   }
 
   // ---- serialization hooks (format.hpp): bits = window items, hashes = active buffer (0/1),
-  //      layout = the buffers' kind id, extra = {fpr (IEEE-754 bits), window time (ns), 0, 0, 0, 0};
-  //      payload = count₀, count₁, start₀, start₁ (u64, starts in ns of the clock's epoch), buffer₀, buffer₁.
+  //      layout = the buffers' kind id, extra = {fpr (IEEE-754 bits), window time (ns), buffer bits,
+  //      buffer hashes, 0, 0}; payload = count₀, count₁, start₀, start₁ (u64, starts in ns of the clock's
+  //      epoch), buffer₀, buffer₁. The buffers' geometry is stored, so a reader never plans it; files
+  //      written before it was (buffer bits and hashes 0) get the geometry the planner gave then.
   filter_parameters parameters() const noexcept {
     filter_parameters p;
     p.bits = window_;
     p.hashes = static_cast<std::uint32_t>(active_);
     p.layout = static_cast<std::uint32_t>(Buffer::kind);
-    p.extra = {std::bit_cast<std::uint64_t>(fpr_), static_cast<std::uint64_t>(window_time_.count()), 0, 0, 0, 0};
+    p.extra = {std::bit_cast<std::uint64_t>(fpr_), static_cast<std::uint64_t>(window_time_.count()),
+               buffers_[0].bits(), buffers_[0].hashes(), 0, 0};
     return p;
   }
   template <class Fn>
@@ -191,20 +213,28 @@ class aging_bloom_filter {
   }
   static void check_parameters(const filter_parameters& p) {
     if (p.layout != static_cast<std::uint32_t>(Buffer::kind))
-      throw invalid_argument("aging filter: buffer kind " + std::to_string(p.layout) + " is not " + std::string(kind_name(Buffer::kind)));
+      throw invalid_argument("aging filter: buffer kind " + std::to_string(p.layout) + " is not " + std::string(Buffer::name));
     if (p.hashes > 1) throw invalid_argument("aging filter: active buffer " + std::to_string(p.hashes) + " is not 0 or 1");
     if (p.extra[1] > static_cast<std::uint64_t>(INT64_MAX)) throw invalid_argument("aging filter: window time out of range");
-    for (std::size_t i = 2; i < p.extra.size(); ++i)
+    if ((p.extra[2] == 0) != (p.extra[3] == 0) || p.extra[3] > UINT32_MAX)
+      throw invalid_argument("aging filter: buffer geometry " + std::to_string(p.extra[2]) + " bits, " +
+                             std::to_string(p.extra[3]) + " hashes is not possible");
+    for (std::size_t i = 4; i < p.extra.size(); ++i)
       if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
     if (p.bits < 2) throw invalid_argument("aging filter: the window must hold at least 2 items, got " + std::to_string(p.bits));
     detail::check_plan_inputs(p.bits, std::bit_cast<double>(p.extra[0]));
   }
   static filter_parameters buffer_parameters(const filter_parameters& p) {
-    const filter_plan plan = plan_for((p.bits + 1) / 2, std::bit_cast<double>(p.extra[0]) / 2, Buffer::kind);
     filter_parameters bp;
-    bp.bits = plan.bits;
-    bp.hashes = plan.hashes;
     bp.layout = Buffer::layout_type::block_bits;
+    if (p.extra[2] != 0) {
+      bp.bits = p.extra[2];
+      bp.hashes = static_cast<std::uint32_t>(p.extra[3]);
+    } else {  // written before the geometry was stored: frozen by the version-1 fixtures' tests
+      const filter_plan plan = Buffer::plan((p.bits + 1) / 2, std::bit_cast<double>(p.extra[0]) / 2);
+      bp.bits = plan.bits;
+      bp.hashes = plan.hashes;
+    }
     return bp;
   }
 
@@ -257,5 +287,8 @@ class aging_bloom_filter {
   std::uint64_t meta_[4] = {};  // items in buffer 0 and 1, then their start times in ns of Clock's epoch
   int active_ = 0;
 };
+
+static_assert(serializable_filter<aging_bloom_filter<>>);
+static_assert(!can_merge<aging_bloom_filter<>>);
 
 }  // namespace blume

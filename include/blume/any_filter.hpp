@@ -1,74 +1,46 @@
 // A filter of any kind blume stores in files, chosen at run time: what tools that take a file of
-// whatever kind (the blume command-line tool) open, build and query. Each alternative is the kind's
-// default instantiation (XXH3 hashing; 4-bit counters for counting, 2-bit cells for stable, split-block
-// buffers for aging); std::visit reaches the typed filter and its verbs. Static kinds (xor, binary fuse)
-// are built from their whole key set (build_static_filter), the others sized up front (make_filter).
+// whatever kind (the blume command-line tool) open, build and query. The alternatives are the kinds of
+// kinds.hpp's one list, each its default instantiation; std::visit reaches the typed filter and its
+// verbs. Static kinds (xor, binary fuse, Golomb-coded) are built from their whole key set
+// (build_static_filter), the others sized up front (make_filter).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
 #include <variant>
 #include <vector>
 
-#include "blume/aging_bloom_filter.hpp"
-#include "blume/blocked_bloom_filter.hpp"
-#include "blume/bloomier_filter.hpp"
-#include "blume/bloom_filter.hpp"
-#include "blume/cascade_filter.hpp"
-#include "blume/counting_bloom_filter.hpp"
-#include "blume/cuckoo_filter.hpp"
+#include "blume/build_stats.hpp"
 #include "blume/error.hpp"
 #include "blume/format.hpp"
-#include "blume/golomb_coded_set.hpp"
-#include "blume/kind.hpp"
-#include "blume/partitioned_bloom_filter.hpp"
-#include "blume/plan.hpp"
-#include "blume/quotient_filter.hpp"
-#include "blume/scalable_bloom_filter.hpp"
-#include "blume/stable_bloom_filter.hpp"
-#include "blume/xor_filter.hpp"
+#include "blume/kinds.hpp"
 
 namespace blume {
 
-using any_filter =
-    std::variant<bloom_filter<>, partitioned_bloom_filter<>, blocked_bloom_filter<>, split_block_bloom_filter<>,
-                 counting_bloom_filter<>, cuckoo_filter<>, quotient_filter<>, scalable_bloom_filter<>,
-                 stable_bloom_filter<>, aging_bloom_filter<>, xor8_filter<>, xor16_filter<>, fuse8_filter<>,
-                 fuse16_filter<>, golomb_coded_set<>, bloomier_filter<>, cascade_filter>;
+using any_filter = detail::registry::variant;
 
-/// A filter of `kind` for `items` keys at false-positive rate `fpr`, built as each kind's (capacity, rate)
-/// constructor builds it: sized by plan_for, except that a stable filter takes plan_for's cells and k and
-/// then the decrement rate that holds `fpr` on an endless stream, and an aging filter remembers a window
-/// of `items` keys.
+/// A filter of `kind` for `items` keys at false-positive rate `fpr`, as the kind builds one for a capacity
+/// and a rate (its (capacity, fpr) constructor, or its for_capacity where the rate needs more than a
+/// size: a stable filter picks the decrements that hold `fpr` on an endless stream).
 inline any_filter make_filter(filter_kind kind, std::uint64_t items, double fpr) {
-  switch (kind) {
-    case filter_kind::bloom: return bloom_filter<>(items, fpr);
-    case filter_kind::partitioned: return partitioned_bloom_filter<>(items, fpr);
-    case filter_kind::blocked: return blocked_bloom_filter<>(items, fpr);
-    case filter_kind::split_block: return split_block_bloom_filter<>(items, fpr);
-    case filter_kind::counting: return counting_bloom_filter<>(items, fpr);
-    case filter_kind::cuckoo: return cuckoo_filter<>(items, fpr);
-    case filter_kind::quotient: return quotient_filter<>(items, fpr);
-    case filter_kind::scalable: return scalable_bloom_filter<>(items, fpr);
-    case filter_kind::stable: {
-      const filter_plan plan = plan_for(items, fpr, filter_kind::stable);
-      return stable_bloom_filter<>::for_rate(plan.bits, plan.hashes, fpr);
-    }
-    case filter_kind::aging: return aging_bloom_filter<>(items, fpr);
-    case filter_kind::xor8:
-    case filter_kind::xor16:
-    case filter_kind::fuse8:
-    case filter_kind::fuse16:
-    case filter_kind::gcs:
-    case filter_kind::bloomier:
-    case filter_kind::cascade:
-      throw invalid_argument("a " + std::string(kind_name(kind)) +
+  std::optional<any_filter> made;
+  const bool known = visit_kind(kind, [&](auto type) {
+    using F = typename decltype(type)::type;
+    if constexpr (F::is_static) {
+      throw invalid_argument("a " + std::string(F::name) +
                              " filter is static: it is built from all its keys at once (build_static_filter)");
-  }
-  throw invalid_argument("unknown filter kind " + std::to_string(static_cast<int>(kind)));
+    } else if constexpr (requires { F::for_capacity(items, fpr); }) {
+      made.emplace(F::for_capacity(items, fpr));
+    } else {
+      made.emplace(std::in_place_type<F>, items, fpr);
+    }
+  });
+  if (!known) detail::unknown_kind(kind);
+  return std::move(*made);
 }
 
 /// A static kind built from the low halves of its keys' digests (hash_key(xxh3_hasher(), key).low for each
@@ -76,38 +48,32 @@ inline any_filter make_filter(filter_kind kind, std::uint64_t items, double fpr)
 /// for the Golomb-coded set, whose rate is the largest 2^−P at or below it.
 inline any_filter build_static_filter(filter_kind kind, std::vector<std::uint64_t> digest_lows, double fpr = 0.01,
                                       build_stats* stats = nullptr) {
-  const std::uint64_t seed = xxh3_hasher::default_seed;
-  switch (kind) {
-    case filter_kind::xor8: return xor8_filter<>::build_from_hashes(std::move(digest_lows), seed, stats);
-    case filter_kind::xor16: return xor16_filter<>::build_from_hashes(std::move(digest_lows), seed, stats);
-    case filter_kind::fuse8: return fuse8_filter<>::build_from_hashes(std::move(digest_lows), seed, stats);
-    case filter_kind::fuse16: return fuse16_filter<>::build_from_hashes(std::move(digest_lows), seed, stats);
-    case filter_kind::gcs: {
-      const std::uint32_t p = plan_for(std::max<std::size_t>(digest_lows.size(), 1), fpr, kind).hashes;
-      return golomb_coded_set<>::build_from_hashes(std::move(digest_lows), p, seed);
-    }
-    case filter_kind::bloomier:
-    case filter_kind::cascade:
-      throw invalid_argument("a " + std::string(kind_name(kind)) + " filter takes its own inputs (" +
-                             (kind == filter_kind::bloomier ? "keys with values: bloomier_filter::build"
-                                                            : "included and excluded keys: cascade_filter::build") +
+  std::optional<any_filter> built;
+  const bool known = visit_kind(kind, [&](auto type) {
+    using F = typename decltype(type)::type;
+    if constexpr (requires { F::from_digest_lows(std::move(digest_lows), fpr, stats); }) {
+      built.emplace(F::from_digest_lows(std::move(digest_lows), fpr, stats));
+    } else if constexpr (F::input != kind_input::keys) {
+      throw invalid_argument("a " + std::string(F::name) + " filter takes its own inputs (" +
+                             (F::input == kind_input::keys_with_values ? "keys with values: bloomier_filter::build"
+                                                                       : "included and excluded keys: cascade_filter::build") +
                              "), not one key set");
-    default: break;
-  }
-  throw invalid_argument("'" + std::string(kind_name(kind)) + "' is not a static kind");
+    } else {
+      throw invalid_argument("'" + std::string(F::name) + "' is not a static kind");
+    }
+  });
+  if (!known) detail::unknown_kind(kind);
+  return std::move(*built);
 }
 
 namespace detail {
 /// make(std::type_identity<F>{}) for the alternative F of any_filter whose kind is `kind`.
-template <std::size_t I = 0, class Make>
+template <class Make>
 any_filter make_as(filter_kind kind, Make&& make) {
-  if constexpr (I < std::variant_size_v<any_filter>) {
-    using F = std::variant_alternative_t<I, any_filter>;
-    if (F::kind == kind) return make(std::type_identity<F>{});
-    return make_as<I + 1>(kind, make);
-  } else {
-    throw format_error("filter kind " + std::string(kind_name(kind)) + " cannot be read");
-  }
+  std::optional<any_filter> made;
+  if (!visit_kind(kind, [&](auto type) { made.emplace(make(type)); }))
+    throw format_error("filter kind " + std::to_string(static_cast<int>(kind)) + " cannot be read");
+  return std::move(*made);
 }
 }  // namespace detail
 

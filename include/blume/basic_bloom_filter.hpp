@@ -17,12 +17,14 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <ranges>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -34,23 +36,60 @@
 #include "blume/parameters.hpp"
 #include "blume/plan.hpp"
 #include "blume/storage.hpp"
+#include "blume/serialization.hpp"
 
 namespace blume {
 
+/// Where a layout puts a digest's probes, what memory it needs, and its kind's model: the contract
+/// between basic_bloom_filter and its layouts.
+template <class L>
+concept bloom_layout = kind_model<L> && std::copy_constructible<L> &&
+    requires(const L& l, typename L::word_type* w, const typename L::word_type* cw, digest d, double x) {
+      { L::block_bits } -> std::convertible_to<std::uint32_t>;  // the header's layout field
+      L(std::uint64_t{}, std::uint32_t{});                      // validates the geometry
+      { l.bits() } -> std::same_as<std::uint64_t>;
+      { l.hashes() } -> std::same_as<std::uint32_t>;
+      { l.storage_bytes() } -> std::convertible_to<std::uint64_t>;
+      l.template insert<false>(w, d);
+      l.template insert<true>(w, d);
+      { l.contains(cw, d) } -> std::same_as<bool>;
+      l.prefetch(cw, d);
+      l.prefetch_for_write(w, d);
+      { L::estimate_items(x, x, x) } -> std::same_as<double>;
+    };
+
 template <class Layout, hasher Hasher = xxh3_hasher>
 class basic_bloom_filter {
+  static_assert(bloom_layout<Layout>);
+
  public:
   using layout_type = Layout;
   using hasher_type = Hasher;
   using word_type = typename Layout::word_type;
   static constexpr filter_kind kind = Layout::kind;
+  static constexpr std::string_view name = Layout::name;
+  static constexpr kind_input input = kind_input::keys;
+  static constexpr bool is_static = false;
+
+  static filter_plan plan(std::uint64_t items, double fpr)
+    requires requires { Layout::plan(items, fpr); }
+  {
+    return Layout::plan(items, fpr);
+  }
+  static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits)
+    requires requires { Layout::plan_for_bits(items, bits); }
+  {
+    return Layout::plan_for_bits(items, bits);
+  }
+  static double model_fpr(double n, double m, double k) noexcept { return Layout::model_fpr(n, m, k); }
+  static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return Layout::plan_bytes(bits); }
   /// Keys hashed and probed per step of the bulk calls: enough independent cache misses in flight to hide
   /// memory latency, few enough that the digests stay in registers and L1.
   static constexpr std::size_t batch_size = detail::pipeline_batch;
 
-  /// A filter for `capacity` items at false-positive rate `fpr`, sized by plan_for(capacity, fpr, kind).
+  /// A filter for `capacity` items at false-positive rate `fpr`, sized by the layout's planner.
   basic_bloom_filter(std::uint64_t capacity, double fpr, std::uint64_t seed = Hasher::default_seed)
-      : basic_bloom_filter(plan_for(capacity, fpr, kind), seed) {}
+      : basic_bloom_filter(Layout::plan(capacity, fpr), seed) {}
 
   /// A filter with the geometry of `plan` (bits and hashes; other fields are informative).
   explicit basic_bloom_filter(const filter_plan& plan, std::uint64_t seed = Hasher::default_seed)
@@ -89,7 +128,7 @@ class basic_bloom_filter {
   static std::uint64_t payload_size(const filter_parameters& p) {
     if (p.layout != Layout::block_bits)
       throw invalid_argument("block size " + std::to_string(p.layout) + " does not match a " +
-                             std::string(kind_name(kind)) + " filter (" + std::to_string(Layout::block_bits) + ")");
+                             std::string(name) + " filter (" + std::to_string(Layout::block_bits) + ")");
     for (std::uint64_t x : p.extra)
       if (x != 0) throw invalid_argument("reserved header bytes are not zero");
     return Layout(p.bits, p.hashes).storage_bytes();
@@ -219,7 +258,7 @@ class basic_bloom_filter {
   /// Throws incompatible_filters naming the first parameter that differs.
   void check_compatible(const basic_bloom_filter& other, std::string_view operation = "combine") const {
     auto fail = [&](std::string_view what, std::uint64_t a, std::uint64_t b) {
-      throw incompatible_filters("cannot " + std::string(operation) + " " + std::string(kind_name(kind)) +
+      throw incompatible_filters("cannot " + std::string(operation) + " " + std::string(name) +
                                  " filters: " + std::string(what) + " differ (" + std::to_string(a) + " vs " +
                                  std::to_string(b) + ")");
     };
@@ -265,10 +304,11 @@ class basic_bloom_filter {
   }
   double fill_ratio() const noexcept { return static_cast<double>(set_bits()) / static_cast<double>(bits()); }
 
-  /// Distinct items estimated from the fill (Swamidass & Baldi 2007; see math::estimate_items). Unlike
-  /// inserted(), it ignores duplicates and works after merge. +infinity for a completely full filter.
+  /// Distinct items estimated from the fill (Swamidass & Baldi 2007; the layout inverts its kind's expected
+  /// fill, see math::classic_items). Unlike inserted(), it ignores duplicates and works after merge.
+  /// +infinity for a completely full filter.
   double estimated_count() const noexcept {
-    return math::estimate_items(kind, static_cast<double>(set_bits()), static_cast<double>(bits()), hashes());
+    return Layout::estimate_items(static_cast<double>(set_bits()), static_cast<double>(bits()), hashes());
   }
 
   /// The load at which this k is optimal, n = m·ln 2 / k: the capacity a filter with no recorded design is
@@ -280,7 +320,7 @@ class basic_bloom_filter {
   /// The kind's model at `items` items (for example at the planned capacity).
   double predicted_fpr_at(double items) const noexcept {
     if (items == std::numeric_limits<double>::infinity()) return 1.0;
-    return math::kind_fpr(kind, items, static_cast<double>(bits()), hashes());
+    return Layout::model_fpr(items, static_cast<double>(bits()), hashes());
   }
 
   // ---- geometry and raw access -----------------------------------------------------------------------
@@ -393,7 +433,7 @@ double estimate_union(const basic_bloom_filter<L, H>& a, const basic_bloom_filte
   std::uint64_t set = 0;
   using filter = basic_bloom_filter<L, H>;
   for (std::size_t i = 0; i < n; ++i) set += filter::occupied(filter::merged(x[i], y[i]));
-  return math::estimate_items(L::kind, static_cast<double>(set), static_cast<double>(a.bits()), a.hashes());
+  return L::estimate_items(static_cast<double>(set), static_cast<double>(a.bits()), a.hashes());
 }
 
 /// Estimated distinct items in both sets: n(A) + n(B) − n(A ∪ B), never below zero.

@@ -1,20 +1,15 @@
-// Cache-blocked Bloom filters: every probe of a key lands in one block, so a lookup costs one cache miss
-// whatever k is (Putze, Sanders & Singler 2007). The price is a higher false-positive rate for the same
-// memory, because keys spread unevenly over blocks; plan_for sizes these kinds with their real rate.
-//
-//  * blocked_bloom_filter: 512-bit blocks (one 64-byte cache line), any k in [1, 32].
-//  * split_block_bloom_filter: 256-bit blocks of eight 32-bit words with exactly one probe per word
-//    (k = 8), the layout of Apache Parquet's bloom filters; a lookup is a handful of SIMD instructions.
+// The cache-blocked Bloom filter: every probe of a key lands in one 512-bit block (one 64-byte cache
+// line), so a lookup costs one cache miss whatever k is (Putze, Sanders & Singler 2007); any k in
+// [1, 32]. The price is a higher false-positive rate for the same memory, because keys spread unevenly
+// over blocks; the planner sizes it with its real rate (math::blocked_fpr). split_block_bloom_filter.hpp
+// has the other blocked kind.
 #pragma once
-
-#include <immintrin.h>
 
 #include <cstdint>
 #include <utility>
 
 #include "blume/basic_bloom_filter.hpp"
 #include "blume/detail/geometry.hpp"
-#include "blume/simd.hpp"
 
 namespace blume {
 
@@ -25,12 +20,25 @@ namespace blume {
 class blocked_layout {
  public:
   using word_type = std::uint64_t;
-  static constexpr filter_kind kind = filter_kind::blocked;
+  static constexpr filter_kind kind{3};
+  static constexpr std::string_view name = "blocked";
   static constexpr std::uint32_t block_bits = blocked_block_bits;
   static constexpr std::uint32_t max_k = 32;
 
+  static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return bits / 8; }
+  static double model_fpr(double n, double m, double k) noexcept { return math::blocked_fpr(n, m, k, block_bits); }
+  static double estimate_items(double set, double m, double k) noexcept {
+    return math::blocked_items(set, m, k, block_bits);
+  }
+  static filter_plan plan(std::uint64_t items, double fpr) {
+    return detail::plan_blocked<blocked_layout>(items, fpr, block_bits);
+  }
+  static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits) {
+    return detail::plan_granular_for_bits<blocked_layout>(items, bits, block_bits, 1, max_k, false);
+  }
+
   blocked_layout(std::uint64_t bits, std::uint32_t hashes) : hashes_(hashes) {
-    detail::check_geometry(kind, bits, hashes, block_bits, max_k);
+    detail::check_geometry(name, bits, hashes, block_bits, max_k);
     blocks_ = bits / block_bits;
   }
 
@@ -104,130 +112,9 @@ class blocked_layout {
   std::uint32_t hashes_;
 };
 
-namespace detail {
-
-/// Parquet's split-block filter: the probe in word i is bit (key · salt_i) >> 27 of word i, where key is a
-/// 32-bit part of the hash and salt_i are the odd constants of the Parquet specification.
-inline constexpr std::uint32_t split_block_salt[8] = {0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU,
-                                                      0x705495c7U, 0x2df1424bU, 0x9efc4947U, 0x5c6bfb31U};
-
-inline std::uint32_t split_block_mask(std::uint32_t key, int word) noexcept {
-  return std::uint32_t{1} << ((key * split_block_salt[word]) >> 27);
-}
-
-template <bool Atomic>
-inline bool split_block_insert_portable(std::uint32_t* block, std::uint32_t key) noexcept {
-  std::uint32_t fresh = 0;
-  for (int i = 0; i < 8; ++i) {
-    const std::uint32_t mask = split_block_mask(key, i);
-    fresh |= ~load_relaxed(block[i]) & mask;
-    set_mask<Atomic>(block[i], mask);
-  }
-  return fresh != 0;
-}
-
-inline bool split_block_contains_portable(const std::uint32_t* block, std::uint32_t key) noexcept {
-  std::uint32_t missing = 0;
-  for (int i = 0; i < 8; ++i) missing |= split_block_mask(key, i) & ~load_relaxed(block[i]);
-  return missing == 0;
-}
-
-__attribute__((target("avx2"))) inline __m256i split_block_mask_avx2(std::uint32_t key) noexcept {
-  const __m256i salt = _mm256_setr_epi32(0x47b6137b, 0x44974d91, static_cast<int>(0x8824ad5bU),
-                                         static_cast<int>(0xa2b7289dU), 0x705495c7, 0x2df1424b,
-                                         static_cast<int>(0x9efc4947U), 0x5c6bfb31);
-  const __m256i product = _mm256_mullo_epi32(_mm256_set1_epi32(static_cast<int>(key)), salt);
-  return _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_srli_epi32(product, 27));
-}
-
-__attribute__((target("avx2"))) inline bool split_block_insert_avx2(std::uint32_t* block,
-                                                                      std::uint32_t key) noexcept {
-  const __m256i mask = split_block_mask_avx2(key);
-  auto* p = reinterpret_cast<__m256i*>(block);
-  const __m256i old = _mm256_load_si256(p);
-  _mm256_store_si256(p, _mm256_or_si256(old, mask));
-  return _mm256_testc_si256(old, mask) == 0;
-}
-
-__attribute__((target("avx2"))) inline bool split_block_contains_avx2(const std::uint32_t* block,
-                                                                        std::uint32_t key) noexcept {
-  const __m256i mask = split_block_mask_avx2(key);
-  return _mm256_testc_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(block)), mask) != 0;
-}
-
-}  // namespace detail
-
-/// The block is reduce(digest.high, blocks); the in-block key is the low 32 bits of digest.low.
-/// AVX2 (chosen at construction when the CPU has it and simd::allow_avx2 permits) and the portable path set
-/// and test the same bits; tests hold them to it.
-class split_block_layout {
- public:
-  using word_type = std::uint32_t;
-  static constexpr filter_kind kind = filter_kind::split_block;
-  static constexpr std::uint32_t block_bits = split_block_bits;
-
-  split_block_layout(std::uint64_t bits, std::uint32_t hashes) : avx2_(simd::avx2_enabled()) {
-    detail::check_geometry(kind, bits, hashes, block_bits, split_block_hashes);
-    if (hashes != split_block_hashes)
-      throw invalid_argument("split-block filter: hash count is fixed at 8, got " + std::to_string(hashes));
-    blocks_ = bits / block_bits;
-  }
-
-  std::uint64_t bits() const noexcept { return blocks_ * block_bits; }
-  std::uint32_t hashes() const noexcept { return split_block_hashes; }
-  std::uint64_t blocks() const noexcept { return blocks_; }
-  std::size_t storage_bytes() const noexcept { return static_cast<std::size_t>(blocks_ * 32); }
-  bool uses_avx2() const noexcept { return avx2_; }
-
-  template <bool Atomic>
-  bool insert(word_type* words, digest d) const noexcept {
-    word_type* block = words + reduce(d.high, blocks_) * 8;
-    const auto key = static_cast<std::uint32_t>(d.low);
-    // Concurrent inserts need per-word atomic ORs, which only the portable path does.
-    if (!Atomic && avx2_) return detail::split_block_insert_avx2(block, key);
-    return detail::split_block_insert_portable<Atomic>(block, key);
-  }
-
-  bool contains(const word_type* words, digest d) const noexcept {
-    const word_type* block = words + reduce(d.high, blocks_) * 8;
-    const auto key = static_cast<std::uint32_t>(d.low);
-    return avx2_ ? detail::split_block_contains_avx2(block, key) : detail::split_block_contains_portable(block, key);
-  }
-
-  /// sink(answer) for each digest of a batch, choosing the code path once per batch.
-  template <class Sink>
-  void contains_batch(const word_type* words, std::span<const digest> batch, Sink& sink) const {
-    if (avx2_) {
-      contains_batch_avx2(words, batch, sink);
-    } else {
-      for (const digest& d : batch)
-        sink(detail::split_block_contains_portable(words + reduce(d.high, blocks_) * 8, static_cast<std::uint32_t>(d.low)));
-    }
-  }
-
-  void prefetch(const word_type* words, digest d) const noexcept {
-    detail::prefetch_read(words + reduce(d.high, blocks_) * 8);
-  }
-  void prefetch_for_write(word_type* words, digest d) const noexcept {
-    detail::prefetch_write(words + reduce(d.high, blocks_) * 8);
-  }
-
- private:
-  template <class Sink>
-  __attribute__((target("avx2"))) void contains_batch_avx2(const word_type* words, std::span<const digest> batch,
-                                                           Sink& sink) const {
-    for (const digest& d : batch)
-      sink(detail::split_block_contains_avx2(words + reduce(d.high, blocks_) * 8, static_cast<std::uint32_t>(d.low)));
-  }
-
-  std::uint64_t blocks_ = 0;
-  bool avx2_;
-};
-
 template <hasher Hasher = xxh3_hasher>
 using blocked_bloom_filter = basic_bloom_filter<blocked_layout, Hasher>;
 
-template <hasher Hasher = xxh3_hasher>
-using split_block_bloom_filter = basic_bloom_filter<split_block_layout, Hasher>;
+static_assert(serializable_filter<blocked_bloom_filter<>>);
 
 }  // namespace blume

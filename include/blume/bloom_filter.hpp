@@ -16,11 +16,20 @@ namespace blume {
 /// filters would show double hashing's excess false positives.
 class classic_layout : public detail::flat_probe_ops<classic_layout> {
  public:
-  static constexpr filter_kind kind = filter_kind::bloom;
+  static constexpr filter_kind kind{1};
+  static constexpr std::string_view name = "bloom";
   static constexpr std::uint32_t block_bits = 0;  // no blocks: probes span the whole array
 
+  static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return detail::word_bytes(bits); }
+  static double model_fpr(double n, double m, double k) noexcept { return math::bloom_fpr(n, m, k); }
+  static double estimate_items(double set, double m, double k) noexcept { return math::classic_items(set, m, k); }
+  static filter_plan plan(std::uint64_t items, double fpr) { return detail::plan_classic<classic_layout>(items, fpr); }
+  static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits) {
+    return detail::plan_classic_for_bits<classic_layout>(items, bits);
+  }
+
   classic_layout(std::uint64_t bits, std::uint32_t hashes) : bits_(bits), hashes_(hashes) {
-    detail::check_geometry(kind, bits, hashes, 1);
+    detail::check_geometry(name, bits, hashes, 1);
   }
 
   std::uint64_t bits() const noexcept { return bits_; }
@@ -40,5 +49,7 @@ class classic_layout : public detail::flat_probe_ops<classic_layout> {
 /// The classic Bloom filter. `bloom_filter<> f(100'000'000, 0.01);` gives m = 958,505,838 bits, k = 7.
 template <hasher Hasher = xxh3_hasher>
 using bloom_filter = basic_bloom_filter<classic_layout, Hasher>;
+
+static_assert(serializable_filter<bloom_filter<>>);
 
 }  // namespace blume

@@ -26,6 +26,7 @@
 #include "blume/plan.hpp"
 #include "blume/storage.hpp"
 #include "blume/xor_filter.hpp"
+#include "blume/serialization.hpp"
 
 namespace blume {
 
@@ -33,7 +34,23 @@ template <hasher Hasher = xxh3_hasher>
 class bloomier_filter {
  public:
   using hasher_type = Hasher;
-  static constexpr filter_kind kind = filter_kind::bloomier;
+  static constexpr filter_kind kind{16};
+  static constexpr std::string_view name = "bloomier";
+  static constexpr kind_input input = kind_input::keys_with_values;
+  static constexpr bool is_static = true;
+  /// Why plan(items, fpr) alone cannot size it.
+  static constexpr std::string_view plan_refusal =
+      "a bloomier map's size depends on its values' width: plan it with plan_bloomier(items, fpr, value_bits)";
+  static constexpr std::string_view merge_refusal = "they are static: build one from the union of the maps instead";
+
+  // The planner's model: m = slots·(f + v) bits, k = f check bits; an absent key passes the check with
+  // probability 2^−f.
+  static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return (bits + 7) / 8; }
+  static double model_fpr(double /*n*/, double /*m*/, double k) noexcept { return std::ldexp(1.0, -static_cast<int>(k)); }
+  /// See detail::plan_bloomier.
+  static filter_plan plan(std::uint64_t items, double fpr, std::uint32_t value_bits) {
+    return detail::plan_bloomier<bloomier_filter>(items, fpr, value_bits);
+  }
   static constexpr std::uint32_t max_value_bits = 32;
   static constexpr std::uint32_t max_check_bits = 32;
   static constexpr std::uint32_t max_attempts = 64;
@@ -254,5 +271,12 @@ class bloomier_filter {
   std::uint64_t keys_;
   byte_storage storage_;
 };
+
+/// A Bloomier map of `items` keys to `value_bits`-bit values, absent keys reported at most at `fpr`.
+inline filter_plan plan_bloomier(std::uint64_t items, double fpr, std::uint32_t value_bits) {
+  return bloomier_filter<>::plan(items, fpr, value_bits);
+}
+
+static_assert(serializable_filter<bloomier_filter<>>);
 
 }  // namespace blume

@@ -26,12 +26,27 @@
 #include "blume/hash.hpp"
 #include "blume/kind.hpp"
 #include "blume/parameters.hpp"
+#include "blume/serialization.hpp"
 
 namespace blume {
 
 class cascade_filter {
  public:
-  static constexpr filter_kind kind = filter_kind::cascade;
+  static constexpr filter_kind kind{17};
+  static constexpr std::string_view name = "cascade";
+  static constexpr kind_input input = kind_input::included_and_excluded;
+  static constexpr bool is_static = true;
+  static constexpr std::string_view plan_refusal =
+      "a cascade's size depends on both sets: plan it with plan_cascade(included, excluded)";
+  static constexpr std::string_view merge_refusal = "they are static: build one from the union of the sets instead";
+
+  // The planner's model: exact on the universe it was built for; m = the levels' bits.
+  static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return (bits + 7) / 8; }
+  static double model_fpr(double /*n*/, double /*m*/, double /*k*/) noexcept { return 0.0; }
+  /// See detail::plan_cascade.
+  static filter_plan plan(std::uint64_t included, std::uint64_t excluded) {
+    return detail::plan_cascade<cascade_filter, classic_layout>(included, excluded);
+  }
   using hasher_type = xxh3_hasher;
   /// Most levels: the sets shrink by about half a level, so 64 levels cover any set that fits in memory.
   static constexpr std::size_t max_levels = 64;
@@ -200,5 +215,12 @@ class cascade_filter {
   std::vector<std::uint64_t> table_;  // per level: bits, hashes, keys inserted
   std::uint64_t included_ = 0, excluded_ = 0, seed_ = 0;
 };
+
+/// The expected shape of cascade_filter::build for `included` and `excluded` distinct keys.
+inline filter_plan plan_cascade(std::uint64_t included, std::uint64_t excluded) {
+  return cascade_filter::plan(included, excluded);
+}
+
+static_assert(serializable_filter<cascade_filter>);
 
 }  // namespace blume

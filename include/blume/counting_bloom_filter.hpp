@@ -23,13 +23,23 @@ class counting_layout {
 
  public:
   using word_type = std::uint64_t;
-  static constexpr filter_kind kind = filter_kind::counting;
+  static constexpr filter_kind kind{5};
+  static constexpr std::string_view name = "counting";
   static constexpr std::uint32_t block_bits = W;  // the header's layout parameter: the counter width
+
+  // The classic filter's geometry and model, in counters.
+  static std::uint64_t plan_bytes(std::uint64_t counters) noexcept { return detail::word_bytes(counters * W); }
+  static double model_fpr(double n, double m, double k) noexcept { return math::bloom_fpr(n, m, k); }
+  static double estimate_items(double set, double m, double k) noexcept { return math::classic_items(set, m, k); }
+  static filter_plan plan(std::uint64_t items, double fpr) { return detail::plan_classic<counting_layout>(items, fpr); }
+  static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits) {
+    return detail::plan_classic_for_bits<counting_layout>(items, bits);
+  }
   static constexpr std::uint64_t saturated = detail::packed_cells<W>::max_value;
   static constexpr unsigned per_word = detail::packed_cells<W>::per_word;
 
   counting_layout(std::uint64_t counters, std::uint32_t hashes) : counters_(counters), hashes_(hashes) {
-    detail::check_geometry(kind, counters, hashes, 1);
+    detail::check_geometry(name, counters, hashes, 1);
     if (counters > max_filter_bits / W)
       throw invalid_argument("counting filter: " + std::to_string(counters) + " counters of " + std::to_string(W) +
                              " bits exceed the maximum of 2^40 bits");
@@ -155,5 +165,8 @@ class counting_layout {
 /// A Bloom filter that can erase: 4-bit counters by default. Memory is W × the classic filter's.
 template <unsigned CounterBits = 4, hasher Hasher = xxh3_hasher>
 using counting_bloom_filter = basic_bloom_filter<counting_layout<CounterBits>, Hasher>;
+
+static_assert(serializable_filter<counting_bloom_filter<>>);
+static_assert(can_erase<counting_bloom_filter<>> && can_count<counting_bloom_filter<>>);
 
 }  // namespace blume

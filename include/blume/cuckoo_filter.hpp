@@ -65,6 +65,7 @@
 #include "blume/parameters.hpp"
 #include "blume/plan.hpp"
 #include "blume/storage.hpp"
+#include "blume/serialization.hpp"
 
 namespace blume {
 
@@ -85,12 +86,9 @@ struct cuckoo_geometry {
   std::uint32_t max_kicks = 500;                         // relocations tried before an insert gives up
   std::uint32_t max_filters = 32;                        // sub-filters at most (with expansion > 0)
 
-  /// The geometry of a cuckoo plan (plan_for(items, fpr, filter_kind::cuckoo)): bits = buckets·b·f and
-  /// hashes = f, with the planning bucket size b = cuckoo_default_bucket_size.
+  /// The geometry of a cuckoo plan (cuckoo_filter<>::plan(items, fpr)): bits = buckets·b·f and hashes = f,
+  /// with the planning bucket size b = cuckoo_default_bucket_size.
   static cuckoo_geometry from_plan(const filter_plan& plan) {
-    if (plan.kind != filter_kind::cuckoo)
-      throw invalid_argument("a cuckoo filter needs a cuckoo plan, got a '" + std::string(kind_name(plan.kind)) +
-                             "' plan");
     cuckoo_geometry g;
     g.fingerprint_bits = plan.hashes;
     g.bucket_size = cuckoo_default_bucket_size;
@@ -221,17 +219,37 @@ class cuckoo_filter {
  public:
   using hasher_type = Hasher;
   using hashing_type = Hashing;
-  static constexpr filter_kind kind = filter_kind::cuckoo;
+  static constexpr filter_kind kind{6};
+  static constexpr std::string_view name = "cuckoo";
+  static constexpr kind_input input = kind_input::keys;
+  static constexpr bool is_static = false;
+  /// No merge(): the union of two buckets may hold more than b fingerprints, and relocating the overflow
+  /// needs the buckets of keys that are no longer known, only their fingerprints and current positions;
+  /// any fingerprint that did not fit would become a false negative.
+  static constexpr std::string_view merge_refusal =
+      "the union of two buckets can exceed their capacity, and fingerprints that cannot be relocated would be "
+      "lost (not sound in general)";
   /// Keys hashed and prefetched per step of the bulk calls (as in basic_bloom_filter).
   static constexpr std::size_t batch_size = detail::pipeline_batch;
 
-  /// A filter for `capacity` items at false-positive rate `fpr` (at the design load), sized by
-  /// plan_for(capacity, fpr, filter_kind::cuckoo). It does not grow: see cuckoo_geometry::expansion.
+  // The planner's model: m = the table's bits (buckets·b·f), k = f, b = cuckoo_default_bucket_size; the
+  // table takes whole cache lines with at least 8 bytes of slack (cuckoo_geometry::table_bytes).
+  static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return (bits + 64 + 511) / 512 * 64; }
+  static double model_fpr(double n, double m, double k) noexcept {
+    return math::cuckoo_fpr(n * k / m, cuckoo_default_bucket_size, k);
+  }
+  static filter_plan plan(std::uint64_t items, double fpr) { return detail::plan_cuckoo<cuckoo_filter>(items, fpr); }
+  static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits) {
+    return detail::plan_cuckoo_for_bits<cuckoo_filter>(items, bits);
+  }
+
+  /// A filter for `capacity` items at false-positive rate `fpr` (at the design load), sized by plan(). It
+  /// does not grow: see cuckoo_geometry::expansion.
   cuckoo_filter(std::uint64_t capacity, double fpr, std::uint64_t seed = Hasher::default_seed)
-      : cuckoo_filter(plan_for(capacity, fpr, kind), seed) {}
+      : cuckoo_filter(plan(capacity, fpr), seed) {}
 
   explicit cuckoo_filter(const filter_plan& plan, std::uint64_t seed = Hasher::default_seed)
-      : cuckoo_filter(cuckoo_geometry::from_plan(plan), seed) {}
+      : cuckoo_filter(cuckoo_geometry::from_plan(checked_plan(plan)), seed) {}
 
   explicit cuckoo_filter(const cuckoo_geometry& geometry, std::uint64_t seed = Hasher::default_seed)
       : geometry_(checked(geometry)), hasher_(seed) {
@@ -355,6 +373,13 @@ class cuckoo_filter {
   }
 
  private:
+  static const filter_plan& checked_plan(const filter_plan& plan) {
+    if (plan.kind != kind)
+      throw invalid_argument("a cuckoo filter needs a cuckoo plan, got a plan for kind id " +
+                             std::to_string(static_cast<int>(plan.kind)));
+    return plan;
+  }
+
   // Kept out of line so the one-table path inlined into callers stays small.
   [[gnu::noinline]] bool contains_anywhere(const digest& d) const noexcept {
     const std::uint32_t fp = fingerprint(d);
@@ -508,14 +533,9 @@ class cuckoo_filter {
     }
   }
 
-  /// Always throws incompatible_filters. Two cuckoo filters cannot be merged soundly in general: the
-  /// union of two buckets may hold more than b fingerprints, and relocating the overflow needs the
-  /// buckets of keys that are no longer known, only their fingerprints and current positions; any
-  /// fingerprint that does not fit would become a false negative.
-  [[noreturn]] void merge(const cuckoo_filter& /*other*/) {
-    throw incompatible_filters(
-        "merging cuckoo filters is not supported: the union of two buckets can exceed their capacity, and "
-        "fingerprints that cannot be relocated would be lost (not sound in general)");
+  /// The rate at the design load, where plans put a full filter.
+  double predicted_fpr_at_capacity() const noexcept {
+    return math::cuckoo_fpr(cuckoo_design_load, b(), geometry_.fingerprint_bits);
   }
 
   /// Throws incompatible_filters naming the first parameter that differs (geometry or seed), so two
@@ -1023,5 +1043,8 @@ class cuckoo_filter {
   std::vector<table> tables_;
   std::uint64_t stored_ = 0;
 };
+
+static_assert(serializable_filter<cuckoo_filter<>>);
+static_assert(!can_merge<cuckoo_filter<>>);
 
 }  // namespace blume

@@ -1,17 +1,8 @@
 // The file format: a 192-byte little-endian header (128 bytes in version 1, still read), then the filter's
 // payload (for the Bloom kinds, the bit array exactly as it lies in memory). Layout, field by field, in docs/format.md. This is the only code
 // that reads or writes serialized filters; it validates everything before it trusts anything, and throws
-// format_error with a message saying what is wrong.
-//
-// A filter type F is serializable when it provides:
-//   static constexpr filter_kind kind;  using hasher_type (with a static hash_id id);
-//   filter_parameters parameters() const;  std::uint64_t seed() const;  std::uint64_t inserted() const;
-//   void for_each_payload_segment(fn) const   — fn(std::span<const std::byte>) for each part, in order;
-//   static std::uint64_t payload_size(const filter_parameters&)  — throws invalid_argument if invalid;
-//   static F from_payload(const filter_parameters&, seed, inserted, byte_storage payload)
-//                                             — validates the payload's contents, throws format_error.
-// The payload storage handed to from_payload may be a private mapping of the file (map_file): a kind
-// that keeps it is opened without copying.
+// format_error with a message saying what is wrong. What a kind provides to be stored: serialization.hpp
+// (serializable_filter).
 #pragma once
 
 #include <fcntl.h>
@@ -36,8 +27,9 @@
 
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
-#include "blume/kind.hpp"
+#include "blume/kinds.hpp"
 #include "blume/parameters.hpp"
+#include "blume/serialization.hpp"
 #include "blume/storage.hpp"
 
 namespace blume {
@@ -63,7 +55,7 @@ struct filter_design {
 struct file_header {
   std::uint32_t version = format_version;
   std::uint32_t size = header_size;  // header bytes: 128 (version 1) or 192 (version 2)
-  filter_kind kind = filter_kind::bloom;
+  filter_kind kind{};  // 0: none
   hash_id hash = hash_id::xxh3_128;
   std::uint32_t block_bits = 0;  // the layout parameter: block bits, counter bits, ... (kind-specific)
   std::uint64_t seed = 0;
@@ -104,9 +96,7 @@ void write_le(std::byte* p, T v) noexcept {
 
 inline std::uint64_t checksum(const void* data, std::size_t len) noexcept { return XXH64(data, len, 0); }
 
-inline bool known_kind(std::uint16_t k) noexcept {
-  return kind_name(static_cast<filter_kind>(k)) != "unknown";
-}
+inline bool known_kind(std::uint16_t k) noexcept { return is_known(static_cast<filter_kind>(k)); }
 
 inline std::string errno_text(const std::string& what, const std::filesystem::path& path) {
   return what + " '" + path.string() + "': " + std::generic_category().message(errno);
@@ -218,25 +208,42 @@ inline filter_parameters parameters_of(const file_header& h) noexcept {
   return p;
 }
 
-/// Checks that a header describes a valid F and that its payload size is the one F's parameters need;
-/// format_error saying why not.
-template <class F>
-void check_header_for(const file_header& h) {
-  if (h.kind != F::kind)
-    throw format_error("file holds a '" + std::string(kind_name(h.kind)) + "' filter, not a '" +
-                       std::string(kind_name(F::kind)) + "' filter");
-  if (h.hash != F::hasher_type::id)
-    throw format_error("file uses hash function id " + std::to_string(static_cast<int>(h.hash)) +
-                       ", this filter type uses id " + std::to_string(static_cast<int>(F::hasher_type::id)));
+/// The payload's size against what F's parameters (or, for a payload that describes itself, its own
+/// table within `payload`) call for.
+template <serializable_filter F>
+void check_payload_size_for(const file_header& h, std::span<const std::byte> payload) {
   std::uint64_t expected = 0;
   try {
-    expected = F::payload_size(parameters_of(h));
+    if constexpr (sized_by_header<F>) {
+      expected = F::payload_size(parameters_of(h));
+    } else {
+      expected = F::payload_size(parameters_of(h), payload);
+    }
   } catch (const invalid_argument& e) {
     throw format_error(std::string("invalid parameters: ") + e.what());
   }
   if (h.payload_size != expected)
     throw format_error("payload size " + std::to_string(h.payload_size) + " does not match the parameters (" +
                        std::to_string(h.bits) + " bits need " + std::to_string(expected) + " bytes)");
+}
+
+/// Checks that a header describes a valid F and, for a payload the header sizes, that its payload size is
+/// the one F's parameters need; format_error saying why not.
+template <serializable_filter F>
+void check_header_for(const file_header& h) {
+  if (h.kind != F::kind)
+    throw format_error("file holds a '" + std::string(kind_name(h.kind)) + "' filter, not a '" +
+                       std::string(F::name) + "' filter");
+  if (h.hash != F::hasher_type::id)
+    throw format_error("file uses hash function id " + std::to_string(static_cast<int>(h.hash)) +
+                       ", this filter type uses id " + std::to_string(static_cast<int>(F::hasher_type::id)));
+  if constexpr (sized_by_header<F>) check_payload_size_for<F>(h, {});
+}
+
+/// What check_header_for could not check before the payload was at hand.
+template <serializable_filter F>
+void check_payload_for(const file_header& h, std::span<const std::byte> payload) {
+  if constexpr (!sized_by_header<F>) check_payload_size_for<F>(h, payload);
 }
 
 inline void check_file_size(std::uint64_t actual, const file_header& h) {
@@ -499,6 +506,7 @@ F from_bytes(std::span<const std::byte> bytes) {
   const file_header h = decode_header(bytes);
   detail::check_header_for<F>(h);
   detail::check_file_size(bytes.size(), h);
+  detail::check_payload_for<F>(h, bytes.subspan(h.size, h.payload_size));
   detail::check_checksum(bytes.data() + h.size, h);
   byte_storage storage = byte_storage::allocate(h.payload_size);
   if (h.payload_size != 0) std::memcpy(storage.data(), bytes.data() + h.size, h.payload_size);
@@ -554,6 +562,7 @@ F load(const std::filesystem::path& path) {
   if (::lseek(fd.fd, static_cast<off_t>(h.size), SEEK_SET) < 0) throw io_error(detail::errno_text("cannot seek in", path));
   byte_storage storage = byte_storage::allocate(h.payload_size);
   detail::read_all(fd.fd, storage.data(), h.payload_size, path);
+  detail::check_payload_for<F>(h, std::span<const std::byte>(storage.data(), h.payload_size));
   detail::check_checksum(storage.data(), h);
   return detail::assemble<F>(h, std::move(storage));
 }
@@ -587,6 +596,7 @@ class mapped_file {
   template <class F>
   F assemble(verify level) {
     check_header_for<F>(header);
+    check_payload_for<F>(header, bytes().subspan(header.size, header.payload_size));
     if (level == verify::full) check_checksum(bytes().data() + header.size, header);
     byte_storage storage =
         byte_storage::adopt_mapping(base_, size_, static_cast<std::byte*>(base_) + header.size, header.payload_size);

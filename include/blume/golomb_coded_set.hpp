@@ -27,9 +27,11 @@
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
 #include "blume/kind.hpp"
+#include "blume/build_stats.hpp"
 #include "blume/parameters.hpp"
 #include "blume/plan.hpp"
 #include "blume/storage.hpp"
+#include "blume/serialization.hpp"
 
 namespace blume {
 
@@ -37,9 +39,28 @@ template <hasher Hasher = xxh3_hasher>
 class golomb_coded_set {
  public:
   using hasher_type = Hasher;
-  static constexpr filter_kind kind = filter_kind::gcs;
+  static constexpr filter_kind kind{15};
+  static constexpr std::string_view name = "gcs";
+  static constexpr kind_input input = kind_input::keys;
+  static constexpr bool is_static = true;
   static constexpr std::uint32_t default_bucket_keys = 2048;
   static constexpr std::uint64_t superblock_buckets = 65536;
+
+  // The planner's model: m = the coded stream's bits (about n·(P + 1.5), whole words), k = P; an absent key
+  // matches one of n values spread over n·2^P.
+  static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return detail::word_bytes(bits); }
+  static double model_fpr(double /*n*/, double /*m*/, double k) noexcept { return std::ldexp(1.0, -static_cast<int>(k)); }
+  static filter_plan plan(std::uint64_t items, double fpr) { return detail::plan_gcs_for_rate<golomb_coded_set>(items, fpr); }
+  static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits) {
+    return detail::plan_gcs_for_bits<golomb_coded_set>(items, bits);
+  }
+
+  /// The static kinds' common builder (kinds.hpp): from the keys' digest lows, at the default seed and the
+  /// largest rate 2^−P at or below `fpr`.
+  static golomb_coded_set from_digest_lows(std::vector<std::uint64_t> lows, double fpr, build_stats* /*stats*/) {
+    const std::uint32_t p = plan(std::max<std::size_t>(lows.size(), 1), fpr).hashes;
+    return build_from_hashes(std::move(lows), p, Hasher::default_seed);
+  }
 
   /// The set of `keys` (duplicates allowed) at false-positive rate 2^−fpr_bits (1 … 32).
   template <std::ranges::input_range R>
@@ -389,5 +410,7 @@ class golomb_coded_set {
   std::vector<std::uint32_t> offsets_;
   std::vector<std::uint64_t> bases_;
 };
+
+static_assert(serializable_filter<golomb_coded_set<>>);
 
 }  // namespace blume

@@ -1,86 +1,89 @@
-// The kinds of filter blume knows, with the one name each goes by everywhere (library docs, the CLI's
-// --kind, `blume info`, the file header).
+// What a kind of filter is, as the rest of blume sees it: an id stored in file headers, a name, the
+// inputs it is built from, and the capabilities detected from its members. Each kind declares these in
+// its own header (see ARCHITECTURE.md, "Adding a kind"); kinds.hpp lists the kinds and derives every
+// dispatch from that list.
 #pragma once
 
-#include <array>
+#include <concepts>
+#include <cstddef>
 #include <cstdint>
-#include <optional>
+#include <span>
 #include <string_view>
 
 namespace blume {
 
-/// Stored in every file header: values are part of the format and never reused.
-enum class filter_kind : std::uint16_t {
-  bloom = 1,        // classic: m bits, k probes anywhere in the array
-  partitioned = 2,  // k slices of m/k bits, one probe per slice
-  blocked = 3,      // k probes inside one 512-bit (64-byte) cache line
-  split_block = 4,  // 256-bit blocks of eight 32-bit words, one probe per word (Parquet's layout)
-  counting = 5,     // the classic filter with small saturating counters instead of bits: supports erase
-  cuckoo = 6,       // buckets of fingerprints, partial-key cuckoo hashing (Fan et al. 2014)
-  quotient = 7,     // quotienting with three metadata bits per slot (Bender et al. 2012)
-  scalable = 8,     // a growing chain of Bloom filters with tightening rates (Almeida et al. 2007)
-  stable = 9,       // cells that decay at random: a fixed rate on an endless stream (Deng & Rafiei 2006)
-  aging = 10,       // two buffers that take turns: "seen among roughly the last w items"
-  xor8 = 11,        // static: 8-bit fingerprints XORed over three slots (Graf & Lemire 2020)
-  xor16 = 12,       // the same with 16-bit fingerprints
-  fuse8 = 13,       // static: binary fuse filter, 8-bit fingerprints (Graf & Lemire 2022)
-  fuse16 = 14,      // the same with 16-bit fingerprints
-  gcs = 15,         // static: Golomb-coded sorted hashes (Putze, Sanders & Singler 2007)
-  bloomier = 16,    // static map: keys to small values, built by peeling (Chazelle et al. 2004)
-  cascade = 17,     // static and exact on a finite universe: a chain of Bloom filters (CRLite, 2017)
+/// A kind's id in file headers. The values are part of the format and never reused; each kind's header
+/// declares its own (`static constexpr filter_kind kind{N};`) and kinds.hpp checks that no two collide.
+enum class filter_kind : std::uint16_t {};
+
+/// What a kind is built from.
+enum class kind_input : std::uint8_t {
+  keys,                  // one key set (every kind the CLI builds from a list of keys)
+  keys_with_values,      // keys mapped to small values (a Bloomier map)
+  included_and_excluded  // a set and its complement in a finite universe (a cascade)
 };
 
-/// Every kind, in id order.
-inline constexpr std::array<filter_kind, 15> all_kinds = {
-    filter_kind::bloom,    filter_kind::partitioned, filter_kind::blocked,  filter_kind::split_block,
-    filter_kind::counting, filter_kind::cuckoo,      filter_kind::quotient, filter_kind::scalable,
-    filter_kind::stable,   filter_kind::aging,       filter_kind::xor8,     filter_kind::xor16,
-    filter_kind::fuse8,    filter_kind::fuse16,      filter_kind::gcs};
+/// The description every kind gives of itself: its id, its name (the CLI's --kind, `blume info`, error
+/// messages), what it is built from, and whether it is static (built once from all its keys, no inserts).
+template <class F>
+concept described_kind = requires {
+  { F::kind } -> std::convertible_to<filter_kind>;
+  { F::name } -> std::convertible_to<std::string_view>;
+  { F::input } -> std::convertible_to<kind_input>;
+  { F::is_static } -> std::convertible_to<bool>;
+};
 
-/// Kinds with inputs of their own (keys with values; included and excluded keys): not in all_kinds, which
-/// lists the kinds built from one key set.
-inline constexpr std::array<filter_kind, 2> map_kinds = {filter_kind::bloomier, filter_kind::cascade};
+// Capabilities are read off the members a kind has: a kind that cannot merge has no merge(), so calling
+// it does not compile, and surfaces ask these concepts instead of keeping lists of kinds.
 
-/// Static kinds are built once from the whole key set and take no inserts afterwards.
-constexpr bool is_static(filter_kind k) noexcept {
-  return k == filter_kind::xor8 || k == filter_kind::xor16 || k == filter_kind::fuse8 || k == filter_kind::fuse16 ||
-         k == filter_kind::gcs || k == filter_kind::bloomier || k == filter_kind::cascade;
-}
+/// Keys can be removed.
+template <class F>
+concept can_erase = requires(F& f, std::string_view k) {
+  { f.erase(k) } -> std::same_as<bool>;
+};
+/// How many times a key was inserted, at most.
+template <class F>
+concept can_count = requires(const F& f, std::string_view k) { f.count(k); };
+/// Union with a filter of the same geometry.
+template <class F>
+concept can_merge = requires(F& f, const F& g) { f.merge(g); };
+/// Intersection with a filter of the same geometry.
+template <class F>
+concept can_intersect = requires(F& f, const F& g) { f.intersect(g); };
+/// Grows past its first capacity by adding layers.
+template <class F>
+concept can_grow = requires(const F& f) {
+  { f.can_grow() } -> std::same_as<bool>;
+};
+/// Estimates the number of distinct keys it holds (from its fill, or exactly).
+template <class F>
+concept can_estimate = requires(const F& f) {
+  { f.estimated_count() } -> std::convertible_to<double>;
+};
+/// Takes keys after it is built.
+template <class F>
+concept takes_inserts = requires(F& f, std::string_view k) { f.insert(k); };
+/// Inserts that may run concurrently with each other and with lookups.
+template <class F>
+concept can_insert_concurrently = requires(F& f, std::string_view k) { f.insert_concurrent(k); };
+/// A filter that may refuse keys for want of room (a full table; a chain that cannot add its next layer):
+/// insert_many returns how many keys it stored, and a refused key must not be taken for stored.
+template <class F>
+concept may_be_full = requires(F& f, std::span<const std::string_view> keys) {
+  { f.insert_many(keys) } -> std::convertible_to<std::size_t>;
+};
+/// A bit array whose fill the estimators read (the Bloom kinds): union, intersection and Jaccard
+/// estimates between two filters of the same geometry.
+template <class F>
+concept bit_array_filter = requires(const F& f) {
+  f.fill_ratio();
+  f.set_bits();
+  estimate_union(f, f);
+};
 
 /// Kinds that forget by design (stable, aging) declare `static constexpr bool forgets = true`. Their
 /// "false" means "not seen recently", not "never inserted": surfaces say "absent", never "no".
 template <class F>
 inline constexpr bool forgets_v = requires { requires F::forgets; };
-
-constexpr std::string_view kind_name(filter_kind k) noexcept {
-  switch (k) {
-    case filter_kind::bloom: return "bloom";
-    case filter_kind::partitioned: return "partitioned";
-    case filter_kind::blocked: return "blocked";
-    case filter_kind::split_block: return "split-block";
-    case filter_kind::counting: return "counting";
-    case filter_kind::cuckoo: return "cuckoo";
-    case filter_kind::quotient: return "quotient";
-    case filter_kind::scalable: return "scalable";
-    case filter_kind::stable: return "stable";
-    case filter_kind::aging: return "aging";
-    case filter_kind::xor8: return "xor8";
-    case filter_kind::xor16: return "xor16";
-    case filter_kind::fuse8: return "fuse8";
-    case filter_kind::fuse16: return "fuse16";
-    case filter_kind::gcs: return "gcs";
-    case filter_kind::bloomier: return "bloomier";
-    case filter_kind::cascade: return "cascade";
-  }
-  return "unknown";
-}
-
-constexpr std::optional<filter_kind> parse_kind(std::string_view name) noexcept {
-  for (filter_kind k : all_kinds)
-    if (kind_name(k) == name) return k;
-  for (filter_kind k : map_kinds)
-    if (kind_name(k) == name) return k;
-  return std::nullopt;
-}
 
 }  // namespace blume

@@ -12,11 +12,20 @@ namespace blume {
 /// g_i is the same enhanced double hashing sequence as the classic layout's.
 class partitioned_layout : public detail::flat_probe_ops<partitioned_layout> {
  public:
-  static constexpr filter_kind kind = filter_kind::partitioned;
+  static constexpr filter_kind kind{2};
+  static constexpr std::string_view name = "partitioned";
   static constexpr std::uint32_t block_bits = 0;
 
+  static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return detail::word_bytes(bits); }
+  static double model_fpr(double n, double m, double k) noexcept { return math::partitioned_fpr(n, m, k); }
+  static double estimate_items(double set, double m, double k) noexcept { return math::partitioned_items(set, m, k); }
+  static filter_plan plan(std::uint64_t items, double fpr) { return detail::plan_partitioned<partitioned_layout>(items, fpr); }
+  static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits) {
+    return detail::plan_granular_for_bits<partitioned_layout>(items, bits, 1, 1, 32, true);
+  }
+
   partitioned_layout(std::uint64_t bits, std::uint32_t hashes) : bits_(bits), hashes_(hashes) {
-    detail::check_geometry(kind, bits, hashes, 1);
+    detail::check_geometry(name, bits, hashes, 1);
     if (bits % hashes != 0)
       throw invalid_argument("partitioned filter: bit count " + std::to_string(bits) +
                              " is not a multiple of the hash count " + std::to_string(hashes));
@@ -49,5 +58,7 @@ class partitioned_layout : public detail::flat_probe_ops<partitioned_layout> {
 
 template <hasher Hasher = xxh3_hasher>
 using partitioned_bloom_filter = basic_bloom_filter<partitioned_layout, Hasher>;
+
+static_assert(serializable_filter<partitioned_bloom_filter<>>);
 
 }  // namespace blume

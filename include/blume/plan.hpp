@@ -51,7 +51,7 @@ inline constexpr double quotient_plan_load = 0.90;
 
 /// The geometry chosen for a filter and what it is predicted to deliver.
 struct filter_plan {
-  filter_kind kind = filter_kind::bloom;
+  filter_kind kind{};  // 0: none
   std::uint64_t items = 0;   // the capacity n the plan is for
   std::uint64_t bits = 0;    // m, after rounding to the kind's granularity (counters, for the counting kind)
   std::uint32_t hashes = 0;  // k
@@ -259,35 +259,6 @@ inline double cascade_first_level_rate(std::uint64_t included, std::uint64_t exc
   return std::clamp(static_cast<double>(included) * std::sqrt(0.5) / static_cast<double>(excluded), 1e-9, 0.5);
 }
 
-/// The false-positive rate of a kind with m bits and k probes holding n items.
-/// For cuckoo, m is the table's bits (buckets·b·f) and k the fingerprint bits f, with b =
-/// cuckoo_default_bucket_size; the load is then n·f/m.
-inline double kind_fpr(filter_kind kind, double n, double m, double k) noexcept {
-  switch (kind) {
-    case filter_kind::bloom:
-    case filter_kind::counting: return bloom_fpr(n, m, k);
-    case filter_kind::partitioned: return partitioned_fpr(n, m, k);
-    case filter_kind::blocked: return blocked_fpr(n, m, k, blocked_block_bits);
-    case filter_kind::split_block: return split_block_fpr(n, m);
-    case filter_kind::cuckoo: return cuckoo_fpr(n * k / m, cuckoo_default_bucket_size, k);
-    case filter_kind::quotient: return quotient_fpr(n, m / (k + quotient_metadata_bits), k);  // m = s·(r + 3), k = r
-    case filter_kind::scalable: return partitioned_fpr(n, m, k);  // its first layer (a partitioned filter)
-    case filter_kind::stable: return bloom_fpr(n, m, k);          // n keys before any cell decays
-    case filter_kind::aging: {  // two buffers of m/2 bits, each holding half of the window of n items
-      const double one = split_block_fpr(n / 2, m / 2);
-      return 1 - (1 - one) * (1 - one);
-    }
-    case filter_kind::xor8:
-    case filter_kind::xor16:
-    case filter_kind::fuse8:
-    case filter_kind::fuse16: return std::ldexp(1.0, -static_cast<int>(k));  // k = f: a random f-bit match
-    case filter_kind::gcs: return std::ldexp(1.0, -static_cast<int>(k));     // k = P: n values in n·2^P
-    case filter_kind::bloomier: return std::ldexp(1.0, -static_cast<int>(k));  // k = check bits
-    case filter_kind::cascade: return 0.0;  // exact on the universe it was built for
-  }
-  return 1.0;
-}
-
 /// Slots of an xor filter for n keys (Graf & Lemire 2020): 1.23·n + 32, rounded up to three equal blocks,
 /// below which the 3-hypergraph rarely peels.
 inline std::uint64_t xor_slots(std::uint64_t n) noexcept {
@@ -323,42 +294,40 @@ inline fuse_shape fuse_shape_for(std::uint64_t n) noexcept {
 }
 
 /// Items estimated from the number of set bits X (Swamidass & Baldi 2007): inverting E[X] gives
-/// n* = −(m/k)·ln(1 − X/m) for the classic filter. For the other kinds the same inversion of their own
-/// E[X] is used:
-///   partitioned: E[X/m] = 1 − (1 − k/m)^n         → n* = ln(1 − X/m) / ln(1 − k/m)
-///   blocked:     E[X/m] = 1 − e^{−λ(1 − (1 − 1/B)^k)} with λ = nB/m (Poisson keys per block)
-///   split-block: E[X/m] = 1 − e^{−λ/32}
+/// n* = −(m/k)·ln(1 − X/m) for the classic filter; the other bit-array kinds invert their own E[X] (below).
 /// A completely full filter gives +infinity.
-inline double estimate_items(filter_kind kind, double set_bits, double m, double k) noexcept {
+inline double classic_items(double set_bits, double m, double k) noexcept {
   if (set_bits >= m) return std::numeric_limits<double>::infinity();
-  const double log_empty = std::log1p(-set_bits / m);  // ln(1 − X/m) ≤ 0
-  switch (kind) {
-    case filter_kind::bloom:
-    case filter_kind::counting: return -(m / k) * log_empty;  // m counters, X of them non-zero
-    case filter_kind::partitioned: return log_empty / std::log1p(-k / m);
-    case filter_kind::blocked: {
-      const double blocks = m / blocked_block_bits;
-      const double per_key = -std::expm1(k * std::log1p(-1.0 / blocked_block_bits));
-      return blocks * (-log_empty) / per_key;
-    }
-    case filter_kind::split_block: return (m / split_block_bits) * 32.0 * (-log_empty);
-    case filter_kind::cuckoo: return set_bits;  // X = occupied slots: each holds exactly one fingerprint
-    case filter_kind::quotient: return set_bits;  // X = occupied slots: each holds exactly one fingerprint
-    case filter_kind::scalable: return log_empty / std::log1p(-k / m);  // one partitioned layer
-    case filter_kind::stable: return -(m / k) * log_empty;              // X = non-zero cells, before decay
-    case filter_kind::aging: return (m / split_block_bits) * 32.0 * (-log_empty);  // both split-block buffers
-    case filter_kind::xor8:  // static kinds store their key count; for them this is only the classic inversion
-    case filter_kind::xor16:
-    case filter_kind::fuse8:
-    case filter_kind::fuse16:
-    case filter_kind::gcs:
-    case filter_kind::bloomier:
-    case filter_kind::cascade: return -(m / k) * log_empty;
-  }
-  return 0.0;
+  return -(m / k) * std::log1p(-set_bits / m);
+}
+/// Partitioned: E[X/m] = 1 − (1 − k/m)^n, so n* = ln(1 − X/m) / ln(1 − k/m).
+inline double partitioned_items(double set_bits, double m, double k) noexcept {
+  if (set_bits >= m) return std::numeric_limits<double>::infinity();
+  return std::log1p(-set_bits / m) / std::log1p(-k / m);
+}
+/// Blocked: E[X/m] = 1 − e^{−λ(1 − (1 − 1/B)^k)} with λ = nB/m (Poisson keys per block).
+inline double blocked_items(double set_bits, double m, double k, double block_bits) noexcept {
+  if (set_bits >= m) return std::numeric_limits<double>::infinity();
+  const double per_key = -std::expm1(k * std::log1p(-1.0 / block_bits));
+  return (m / block_bits) * -std::log1p(-set_bits / m) / per_key;
+}
+/// Split-block: E[X/m] = 1 − e^{−λ/32}, each key setting one bit in each of its block's 32-bit words.
+inline double split_block_items(double set_bits, double m) noexcept {
+  if (set_bits >= m) return std::numeric_limits<double>::infinity();
+  return (m / split_block_bits) * 32.0 * -std::log1p(-set_bits / m);
 }
 
 }  // namespace math
+
+/// What the planners need of a kind: its id and name, the memory a plan's `bits` take, and its model
+/// false-positive rate for n items in m bits with k probes (each kind says what m and k mean for it).
+template <class K>
+concept kind_model = requires(std::uint64_t bits, double x) {
+  { K::kind } -> std::convertible_to<filter_kind>;
+  { K::name } -> std::convertible_to<std::string_view>;
+  { K::plan_bytes(bits) } -> std::same_as<std::uint64_t>;
+  { K::model_fpr(x, x, x) } -> std::same_as<double>;
+};
 
 namespace detail {
 
@@ -382,6 +351,22 @@ inline void check_bits(double bits, std::uint64_t items, double fpr) {
                            " bits, more than the maximum of 2^40 bits (128 GiB)");
 }
 
+/// The classic filter's bits for the request, after refusing what no kind can plan: every planner starts
+/// here, so a request beyond 2^40 classic bits is refused the same way whatever the kind.
+inline double checked_ideal_bits(std::uint64_t items, double fpr) {
+  check_plan_inputs(items, fpr);
+  const double ideal = math::optimal_bits(static_cast<double>(items), fpr);
+  check_bits(ideal, items, fpr);
+  return ideal;
+}
+
+/// The inputs of every budget planner.
+inline void check_budget(std::uint64_t items, std::uint64_t bits) {
+  if (items == 0) throw invalid_argument("capacity must be at least 1 item, got 0");
+  if (bits == 0 || bits > max_filter_bits)
+    throw invalid_argument("bit budget must be in [1, 2^40], got " + std::to_string(bits));
+}
+
 /// Smallest count in [lo, hi] for which ok(count) holds (ok is monotone); hi + 1 if none.
 template <class Ok>
 std::uint64_t smallest_satisfying(std::uint64_t lo, std::uint64_t hi, Ok ok) {
@@ -393,100 +378,163 @@ std::uint64_t smallest_satisfying(std::uint64_t lo, std::uint64_t hi, Ok ok) {
   return lo;
 }
 
-inline std::uint64_t storage_bytes(filter_kind kind, std::uint64_t bits) noexcept {
-  switch (kind) {
-    case filter_kind::bloom:
-    case filter_kind::partitioned: return (bits + 63) / 64 * 8;
-    case filter_kind::blocked:
-    case filter_kind::split_block: return bits / 8;
-    case filter_kind::counting: return (bits * default_counter_bits + 63) / 64 * 8;
-    // The packed slots plus at least 8 bytes of slack, in whole cache lines (cuckoo_geometry::table_bytes).
-    case filter_kind::cuckoo: return (bits + 64 + 511) / 512 * 64;
-    case filter_kind::quotient: return (bits + 63) / 64 * 8;  // slots of r + 3 bits packed in 64-bit words
-    case filter_kind::scalable: return (bits + 63) / 64 * 8;  // the first layer
-    case filter_kind::stable: return (bits * 2 + 63) / 64 * 8;  // cells of the default 2 bits
-    case filter_kind::aging: return bits / 8;
-    case filter_kind::xor8:
-    case filter_kind::xor16:
-    case filter_kind::fuse8:
-    case filter_kind::fuse16: return bits / 8;  // slots of f bits, f a multiple of 8
-    case filter_kind::gcs: return (bits + 63) / 64 * 8;
-    case filter_kind::bloomier:
-    case filter_kind::cascade: return (bits + 7) / 8;
-  }
-  return 0;
-}
+/// Bytes of `bits` bits in whole 64-bit words.
+constexpr std::uint64_t word_bytes(std::uint64_t bits) noexcept { return (bits + 63) / 64 * 8; }
 
-inline filter_plan make_plan(filter_kind kind, std::uint64_t items, std::uint64_t bits, std::uint32_t k) {
+template <kind_model K>
+filter_plan make_plan(std::uint64_t items, std::uint64_t bits, std::uint32_t k) {
   filter_plan p;
-  p.kind = kind;
+  p.kind = K::kind;
   p.items = items;
   p.bits = bits;
   p.hashes = k;
-  p.bytes = storage_bytes(kind, bits);
-  p.predicted_fpr = math::kind_fpr(kind, static_cast<double>(items), static_cast<double>(bits), k);
+  p.bytes = K::plan_bytes(bits);
+  p.predicted_fpr = K::model_fpr(static_cast<double>(items), static_cast<double>(bits), k);
   return p;
+}
+
+/// The textbook sizing: m = ⌈−n·ln ε/(ln 2)²⌉ and k = round((m/n)·ln 2) (at n = 10^8 and ε = 1% that is
+/// 958,505,838 bits = 114.3 MiB and k = 7; the predicted rate is then 1.0039%, since k is rounded).
+template <kind_model K>
+filter_plan plan_classic(std::uint64_t items, double fpr) {
+  const double ideal = checked_ideal_bits(items, fpr);
+  const auto m = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(ideal)));
+  return make_plan<K>(items, m, math::optimal_hash_count(static_cast<double>(m), static_cast<double>(items)));
+}
+/// All of the budget, with the k that minimises the rate.
+template <kind_model K>
+filter_plan plan_classic_for_bits(std::uint64_t items, std::uint64_t bits) {
+  check_budget(items, bits);
+  return make_plan<K>(items, bits, math::optimal_hash_count(static_cast<double>(bits), static_cast<double>(items)));
+}
+
+/// Partitioned: for k around the optimum, the smallest slice size s with (1 − (1 − 1/s)^n)^k ≤ ε.
+template <kind_model K>
+filter_plan plan_partitioned(std::uint64_t items, double fpr) {
+  const double ideal = checked_ideal_bits(items, fpr);
+  const double n = static_cast<double>(items);
+  filter_plan best;
+  const std::uint32_t k0 = math::optimal_hash_count(ideal, n);
+  for (std::uint32_t k = std::max<std::uint32_t>(1, k0 - std::min<std::uint32_t>(k0, 2)); k <= std::min(max_hashes, k0 + 2); ++k) {
+    // Per slice fill p = ε^{1/k}; (1 − 1/s)^n = 1 − p  ⇒  s = 1 / (1 − (1 − p)^{1/n}).
+    const double p = std::pow(fpr, 1.0 / k);
+    const double s = std::ceil(-1.0 / std::expm1(std::log1p(-p) / n));
+    check_bits(s * k, items, fpr);
+    const auto m = static_cast<std::uint64_t>(std::max(1.0, s)) * k;
+    if (best.bits == 0 || m < best.bits) best = make_plan<K>(items, m, k);
+  }
+  return best;
+}
+
+/// The lowest rate in a budget for kinds whose size comes in granules (blocks; 1 for partitioned, whose k
+/// slices must be equal): for each k in [k_lo, k_hi], as many granules as fit.
+template <kind_model K>
+filter_plan plan_granular_for_bits(std::uint64_t items, std::uint64_t bits, std::uint32_t granule, std::uint32_t k_lo,
+                                   std::uint32_t k_hi, bool sliced) {
+  check_budget(items, bits);
+  if (bits < granule)
+    throw invalid_argument("bit budget " + std::to_string(bits) + " is smaller than one " + std::string(K::name) +
+                           " block (" + std::to_string(granule) + " bits)");
+  filter_plan best;
+  for (std::uint32_t k = k_lo; k <= k_hi; ++k) {
+    if (sliced && k > bits) break;  // every slice needs at least one bit
+    std::uint64_t m = bits / granule * granule;
+    if (sliced) m = std::max<std::uint64_t>(m / k, 1) * k;
+    const filter_plan p = make_plan<K>(items, m, k);
+    if (best.bits == 0 || p.predicted_fpr < best.predicted_fpr) best = p;
+  }
+  return best;
 }
 
 /// Blocked kinds: for each candidate k the fewest blocks whose real rate is at most blocked_plan_margin ×
 /// the target; the k that needs the least memory wins. A blocked filter needs somewhat more memory than
-/// the classic one and its best k is at or a little below the classic k, so the search brackets both.
+/// the classic one and its best k is at or a little below the classic k, so the search brackets both
+/// (`fixed_k`, when not 0, is the only k: split-block's 8).
 /// The margin: the model is exact, so a filter planned at exactly the target measures above it half the
 /// time; 1% below it, a measurement over 10M absent keys (relative standard deviation ≈ 0.3% at ε = 1%)
 /// lands at or under the target with high probability, for about 0.03 bits per key.
-inline filter_plan plan_blocked(filter_kind kind, std::uint64_t items, double fpr, std::uint32_t block_bits) {
+template <kind_model K>
+filter_plan plan_blocked(std::uint64_t items, double fpr, std::uint32_t block_bits, std::uint32_t fixed_k = 0) {
+  const double classic_bits = checked_ideal_bits(items, fpr);
   const double n = static_cast<double>(items);
-  const double classic_bits = math::optimal_bits(n, fpr);
   const std::uint64_t max_blocks = max_filter_bits / block_bits;
   const auto lo = static_cast<std::uint64_t>(std::clamp(std::floor(classic_bits / block_bits), 1.0, static_cast<double>(max_blocks)));
   const auto hi = static_cast<std::uint64_t>(std::clamp(std::ceil(2 * classic_bits / block_bits) + 1, 1.0, static_cast<double>(max_blocks)));
   const std::uint32_t k0 = math::optimal_hash_count(classic_bits, n);
-  const std::uint32_t k_lo = kind == filter_kind::split_block ? split_block_hashes : std::max<std::uint32_t>(1, k0 - std::min<std::uint32_t>(k0, 4));
-  const std::uint32_t k_hi = kind == filter_kind::split_block ? split_block_hashes : std::min<std::uint32_t>(32, k0 + 3);
+  const std::uint32_t k_lo = fixed_k != 0 ? fixed_k : std::max<std::uint32_t>(1, k0 - std::min<std::uint32_t>(k0, 4));
+  const std::uint32_t k_hi = fixed_k != 0 ? fixed_k : std::min<std::uint32_t>(32, k0 + 3);
   filter_plan best;
   for (std::uint32_t k = k_lo; k <= k_hi; ++k) {
     auto meets = [&](std::uint64_t b) {
-      return math::kind_fpr(kind, n, static_cast<double>(b) * block_bits, k) <= blocked_plan_margin * fpr;
+      return K::model_fpr(n, static_cast<double>(b) * block_bits, k) <= blocked_plan_margin * fpr;
     };
     std::uint64_t blocks = smallest_satisfying(lo, hi, meets);
     if (blocks > hi) blocks = smallest_satisfying(hi, max_blocks, meets);  // far off the classic size: widen
     if (blocks > max_blocks) continue;
-    if (best.bits == 0 || blocks * block_bits < best.bits) best = make_plan(kind, items, blocks * block_bits, k);
+    if (best.bits == 0 || blocks * block_bits < best.bits) best = make_plan<K>(items, blocks * block_bits, k);
   }
   if (best.bits == 0) check_bits(static_cast<double>(max_filter_bits) * 2, items, fpr);
   return best;
 }
 
 /// Static filters: the size follows from n (math::xor_slots, math::fuse_shape_for) and the rate from the
-/// fingerprint width, 2^−f; a target below that rate is refused, naming the kind that would meet it.
-inline filter_plan plan_static(filter_kind kind, std::uint64_t items, double fpr) {
-  const bool wide = kind == filter_kind::xor16 || kind == filter_kind::fuse16;
-  const std::uint32_t f = wide ? 16 : 8;
-  const bool fuse = kind == filter_kind::fuse8 || kind == filter_kind::fuse16;
+/// fingerprint width f, 2^−f; a target below that rate is refused, naming the kind that would meet it
+/// (`wider`, empty for the widest).
+template <kind_model K>
+filter_plan plan_static(std::uint64_t items, double fpr, std::uint32_t f, bool fuse, std::string_view wider) {
+  checked_ideal_bits(items, fpr);
   const double rate = std::ldexp(1.0, -static_cast<int>(f));
   if (fpr < rate)
-    throw invalid_argument("a " + std::string(kind_name(kind)) + " filter's false-positive rate is 2^-" + std::to_string(f) +
+    throw invalid_argument("a " + std::string(K::name) + " filter's false-positive rate is 2^-" + std::to_string(f) +
                            " = " + format_number(rate) + ", above the target " + format_number(fpr) +
-                           (wide ? "" : std::string(": use ") + (fuse ? "fuse16" : "xor16")));
+                           (wider.empty() ? "" : ": use " + std::string(wider)));
   const double slots = fuse ? static_cast<double>(math::fuse_shape_for(items).slots())
                             : static_cast<double>(math::xor_slots(items));
   check_bits(slots * f, items, fpr);
-  return make_plan(kind, items, static_cast<std::uint64_t>(slots) * f, f);
+  return make_plan<K>(items, static_cast<std::uint64_t>(slots) * f, f);
+}
+/// The size is fixed by n; the budget either holds it or not.
+template <kind_model K>
+filter_plan plan_static_for_bits(std::uint64_t items, std::uint64_t bits, std::uint32_t f, bool fuse) {
+  check_budget(items, bits);
+  const filter_plan p = plan_static<K>(items, 0.5, f, fuse, {});
+  if (p.bits > bits)
+    throw invalid_argument("a " + std::string(K::name) + " filter of " + std::to_string(items) + " keys needs " +
+                           std::to_string(p.bits) + " bits, more than the budget of " + std::to_string(bits));
+  return p;
 }
 
 /// A Golomb-coded set at rate 2^−P: about P + 1.5 bits per key (the gaps' Golomb code, about
 /// log2(e·2^P), plus its bucket index), rounded up to whole words.
-inline filter_plan plan_gcs(std::uint64_t items, int p) {
+template <kind_model K>
+filter_plan plan_gcs(std::uint64_t items, int p) {
   const double bits = static_cast<double>(items) * (p + gcs_overhead_bits);
   check_bits(bits, items, std::ldexp(1.0, -p));
-  return make_plan(filter_kind::gcs, items, (static_cast<std::uint64_t>(std::ceil(bits)) + 63) / 64 * 64,
-                   static_cast<std::uint32_t>(p));
+  return make_plan<K>(items, (static_cast<std::uint64_t>(std::ceil(bits)) + 63) / 64 * 64, static_cast<std::uint32_t>(p));
+}
+/// The largest 2^−P at or below the target.
+template <kind_model K>
+filter_plan plan_gcs_for_rate(std::uint64_t items, double fpr) {
+  checked_ideal_bits(items, fpr);
+  return plan_gcs<K>(items, std::clamp(static_cast<int>(std::ceil(-std::log2(fpr))), 1, 32));
+}
+/// The largest P whose expected size fits the budget.
+template <kind_model K>
+filter_plan plan_gcs_for_bits(std::uint64_t items, std::uint64_t bits) {
+  check_budget(items, bits);
+  const int p = static_cast<int>(std::floor(static_cast<double>(bits) / static_cast<double>(items) - gcs_overhead_bits));
+  if (p < 1)
+    throw invalid_argument("a Golomb-coded set of " + std::to_string(items) + " keys needs more than " +
+                           std::to_string(bits) + " bits");
+  return plan_gcs<K>(items, std::min(p, 32));
 }
 
 /// Quotient filter: s = ⌈items / quotient_plan_load⌉ slots (any count, at least 2), then the fewest remainder
 /// bits r whose rate at load items/s meets the target. When even r = 32 misses it, r stays 32 and s grows
 /// to the fewest slots that meet it (a lower load). The plan's `bits` is the table, s·(r + 3); `hashes` is r.
-inline filter_plan plan_quotient(std::uint64_t items, double fpr) {
+template <kind_model K>
+filter_plan plan_quotient(std::uint64_t items, double fpr) {
+  checked_ideal_bits(items, fpr);
   const double n = static_cast<double>(items);
   const double design_slots = std::max(2.0, std::ceil(n / quotient_plan_load));
   check_bits(design_slots * (1 + quotient_metadata_bits), items, fpr);  // also keeps s·(r + 3) below 2^64
@@ -505,19 +553,21 @@ inline filter_plan plan_quotient(std::uint64_t items, double fpr) {
   if (s > (std::uint64_t{1} << (64 - r)))  // the fingerprint range s·2^r must fit in 64 bits: ε ≥ ~n/2^64
     throw invalid_argument("a quotient filter for " + std::to_string(items) + " items cannot reach false-positive rate " +
                            format_number(fpr) + ": it would need more than 2^64 distinct fingerprints");
-  return make_plan(filter_kind::quotient, items, s * (r + quotient_metadata_bits), r);
+  return make_plan<K>(items, s * (r + quotient_metadata_bits), r);
 }
 
 /// Quotient filter in a budget: for each r, the most slots s = ⌊bits/(r + 3)⌋ (load at most
 /// quotient_plan_load, s·2^r ≤ 2^64); the lowest rate wins.
-inline filter_plan plan_quotient_bits(std::uint64_t items, std::uint64_t bits) {
+template <kind_model K>
+filter_plan plan_quotient_for_bits(std::uint64_t items, std::uint64_t bits) {
+  check_budget(items, bits);
   const double n = static_cast<double>(items);
   const double fewest_slots = std::max(2.0, std::ceil(n / quotient_plan_load));
   filter_plan best;
   for (std::uint32_t r = 1; r <= quotient_max_remainder_bits; ++r) {
     const std::uint64_t s = std::min(bits / (r + quotient_metadata_bits), std::uint64_t{1} << (64 - r));
     if (static_cast<double>(s) < fewest_slots || s * 19 / 20 < items) continue;
-    const filter_plan p = make_plan(filter_kind::quotient, items, s * (r + quotient_metadata_bits), r);
+    const filter_plan p = make_plan<K>(items, s * (r + quotient_metadata_bits), r);
     if (best.bits == 0 || p.predicted_fpr < best.predicted_fpr) best = p;
   }
   if (best.bits == 0)
@@ -536,14 +586,16 @@ inline bool cuckoo_holds(std::uint64_t items, std::uint64_t buckets) noexcept {
 /// Cuckoo plans: b = cuckoo_default_bucket_size, ⌈n/(b·α)⌉ buckets at the design load α, and the smallest
 /// fingerprint f ∈ {8, 12, 16} whose rate at n items (math::cuckoo_fpr, about 2b·α/2^f: 2.97%, 0.186%,
 /// 0.0116%) meets the target. bits = buckets·b·f; hashes carries f.
-inline filter_plan plan_cuckoo(std::uint64_t items, double fpr) {
+template <kind_model K>
+filter_plan plan_cuckoo(std::uint64_t items, double fpr) {
+  checked_ideal_bits(items, fpr);
   const double n = static_cast<double>(items);
   auto buckets = static_cast<std::uint64_t>(std::ceil(n / (cuckoo_default_bucket_size * cuckoo_design_load)));
   while (!cuckoo_holds(items, buckets)) ++buckets;  // guard the rounding of the division
   filter_plan best;
   for (const std::uint32_t f : {8u, 12u, 16u}) {
     check_bits(static_cast<double>(buckets) * cuckoo_default_bucket_size * f, items, fpr);
-    best = make_plan(filter_kind::cuckoo, items, buckets * cuckoo_default_bucket_size * f, f);
+    best = make_plan<K>(items, buckets * cuckoo_default_bucket_size * f, f);
     if (best.predicted_fpr <= fpr) return best;
   }
   throw invalid_argument("a cuckoo filter cannot reach false-positive rate " + format_number(fpr) +
@@ -553,12 +605,14 @@ inline filter_plan plan_cuckoo(std::uint64_t items, double fpr) {
 
 /// The cuckoo plan with the lowest rate in `bits` bits: for each f, as many whole buckets as fit, if they
 /// hold `items` at the design load. Larger fingerprints win whenever they fit (16× lower rate per 4 bits).
-inline filter_plan plan_cuckoo_for_bits(std::uint64_t items, std::uint64_t bits) {
+template <kind_model K>
+filter_plan plan_cuckoo_for_bits(std::uint64_t items, std::uint64_t bits) {
+  check_budget(items, bits);
   filter_plan best;
   for (const std::uint32_t f : {8u, 12u, 16u}) {
     const std::uint64_t buckets = bits / (std::uint64_t{cuckoo_default_bucket_size} * f);
     if (buckets == 0 || !cuckoo_holds(items, buckets)) continue;
-    const filter_plan p = make_plan(filter_kind::cuckoo, items, buckets * cuckoo_default_bucket_size * f, f);
+    const filter_plan p = make_plan<K>(items, buckets * cuckoo_default_bucket_size * f, f);
     if (best.bits == 0 || p.predicted_fpr < best.predicted_fpr) best = p;
   }
   if (best.bits == 0) {
@@ -571,116 +625,42 @@ inline filter_plan plan_cuckoo_for_bits(std::uint64_t items, std::uint64_t bits)
   return best;
 }
 
-}  // namespace detail
-
-/// The geometry for `items` keys at false-positive rate `fpr`.
-///  * bloom: m = ⌈−n·ln ε/(ln 2)²⌉ and k = round((m/n)·ln 2), the textbook sizing (at n = 10^8 and ε = 1%
-///    that is 958,505,838 bits = 114.3 MiB and k = 7; the predicted rate is then 1.0039%, since k is
-///    rounded).
-///  * partitioned: for k around the optimum, the smallest slice size s with (1 − (1 − 1/s)^n)^k ≤ ε.
-///  * blocked, split-block: the fewest blocks whose exact rate (keys per block are Poisson) is ≤ 0.99·ε.
-///  * scalable: the first layer (partitioned) of a chain with the default tightening 0.5, so its rate is
-///    half the target; the chain's stays below the target however it grows.
-///  * stable: the classic geometry in 2-bit cells; stable_bloom_filter::for_rate then picks P so the rate
-///    on an endless stream is the target.
-///  * aging: two split-block buffers, each for half the window at half the rate.
-///  * cuckoo: buckets of 4 slots at 95% load and the smallest fingerprint (8, 12 or 16 bits) that meets ε
-///    (detail::plan_cuckoo); bits is the table, buckets·4·f, and hashes is f.
-/// Throws invalid_argument for items == 0, fpr outside (0, 1) or NaN, or a size beyond max_filter_bits.
-inline filter_plan plan_for(std::uint64_t items, double fpr, filter_kind kind = filter_kind::bloom) {
-  detail::check_plan_inputs(items, fpr);
-  const double n = static_cast<double>(items);
-  const double ideal = math::optimal_bits(n, fpr);
-  detail::check_bits(ideal, items, fpr);
-  switch (kind) {
-    case filter_kind::bloom:
-    case filter_kind::counting: {  // the counting filter has the classic geometry, in counters
-      const auto m = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(ideal)));
-      return detail::make_plan(kind, items, m, math::optimal_hash_count(static_cast<double>(m), n));
-    }
-    case filter_kind::partitioned: {
-      filter_plan best;
-      const std::uint32_t k0 = math::optimal_hash_count(ideal, n);
-      for (std::uint32_t k = std::max<std::uint32_t>(1, k0 - std::min<std::uint32_t>(k0, 2)) ; k <= std::min(max_hashes, k0 + 2); ++k) {
-        // Per slice fill p = ε^{1/k}; (1 − 1/s)^n = 1 − p  ⇒  s = 1 / (1 − (1 − p)^{1/n}).
-        const double p = std::pow(fpr, 1.0 / k);
-        const double s = std::ceil(-1.0 / std::expm1(std::log1p(-p) / n));
-        detail::check_bits(s * k, items, fpr);
-        const auto m = static_cast<std::uint64_t>(std::max(1.0, s)) * k;
-        if (best.bits == 0 || m < best.bits) best = detail::make_plan(kind, items, m, k);
-      }
-      return best;
-    }
-    case filter_kind::blocked: return detail::plan_blocked(kind, items, fpr, blocked_block_bits);
-    case filter_kind::split_block: return detail::plan_blocked(kind, items, fpr, split_block_bits);
-    case filter_kind::cuckoo: return detail::plan_cuckoo(items, fpr);
-    case filter_kind::quotient: return detail::plan_quotient(items, fpr);
-    case filter_kind::scalable: {  // the first layer of a chain with the default tightening 0.5
-      const filter_plan layer = plan_for(items, fpr * 0.5, filter_kind::partitioned);
-      return detail::make_plan(kind, items, layer.bits, layer.hashes);
-    }
-    case filter_kind::stable: {  // the classic geometry in 2-bit cells; P is then chosen for the rate
-      const filter_plan classic = plan_for(items, fpr, filter_kind::bloom);
-      return detail::make_plan(kind, items, classic.bits, classic.hashes);
-    }
-    case filter_kind::aging: {  // two split-block buffers, each for half the window at half the rate
-      const filter_plan buffer = plan_for((items + 1) / 2, fpr / 2, filter_kind::split_block);
-      return detail::make_plan(kind, items, 2 * buffer.bits, buffer.hashes);
-    }
-    case filter_kind::xor8:
-    case filter_kind::xor16:
-    case filter_kind::fuse8:
-    case filter_kind::fuse16: return detail::plan_static(kind, items, fpr);
-    case filter_kind::gcs: return detail::plan_gcs(items, std::clamp(static_cast<int>(std::ceil(-std::log2(fpr))), 1, 32));
-    // Sized by inputs that a key count and a rate do not give: the values' width, the excluded set.
-    case filter_kind::bloomier:
-      throw invalid_argument("a bloomier map's size depends on its values' width: plan it with "
-                             "plan_bloomier(items, fpr, value_bits)");
-    case filter_kind::cascade:
-      throw invalid_argument("a cascade's size depends on both sets: plan it with plan_cascade(included, excluded)");
-  }
-  throw invalid_argument("plan_for does not support the '" + std::string(kind_name(kind)) + "' kind");
-}
-
-/// A Bloomier map (bloomier_filter) of `items` distinct keys to values of `value_bits` bits (1 … 32) that
-/// reports an absent key absent except at a rate of at most `fpr`: f = ⌈log2(1/fpr)⌉ check bits (1 … 32),
-/// rate 2^−f, and the binary fuse layout's slots for the keys, each f + v bits wide. bits = slots·(f + v),
-/// hashes = f; bytes is the table with its 8 bytes of slack, what the filter allocates.
-inline filter_plan plan_bloomier(std::uint64_t items, double fpr, std::uint32_t value_bits) {
-  detail::check_plan_inputs(items, fpr);
+/// A Bloomier map of `items` distinct keys to values of `value_bits` bits (1 … 32) that reports an absent
+/// key absent except at a rate of at most `fpr`: f = ⌈log2(1/fpr)⌉ check bits (1 … 32), rate 2^−f, and the
+/// binary fuse layout's slots for the keys, each f + v bits wide. bits = slots·(f + v), hashes = f; bytes
+/// is the table with its 8 bytes of slack, what the filter allocates.
+template <kind_model K>
+filter_plan plan_bloomier(std::uint64_t items, double fpr, std::uint32_t value_bits) {
+  check_plan_inputs(items, fpr);
   if (value_bits == 0 || value_bits > 32)
     throw invalid_argument("Bloomier filter: value bits must be in [1, 32], got " + std::to_string(value_bits));
   const int f = std::clamp(static_cast<int>(std::ceil(-std::log2(fpr))), 1, 32);
   const std::uint64_t slots = math::fuse_shape_for(items).slots();
   const double bits = static_cast<double>(slots) * (f + value_bits);
-  detail::check_bits(bits, items, fpr);
-  filter_plan p;
-  p.kind = filter_kind::bloomier;
-  p.items = items;
-  p.bits = static_cast<std::uint64_t>(bits);
-  p.hashes = static_cast<std::uint32_t>(f);
+  check_bits(bits, items, fpr);
+  filter_plan p = make_plan<K>(items, static_cast<std::uint64_t>(bits), static_cast<std::uint32_t>(f));
   p.bytes = (p.bits + 7) / 8 + 8;
-  p.predicted_fpr = std::ldexp(1.0, -f);
   return p;
 }
 
-/// The expected shape of cascade_filter::build(R, S) for `included` = |R| and `excluded` = |S| distinct
-/// keys. Level 1 holds R at CRLite's rate |R|·√½ / |S| (clamped to [1e−9, ½]; ½ when S is empty), and
-/// every later level, at rate ½, the keys of the other set that the level before it admitted: expected
-/// n₂ = |S|·ε₁, n₃ = |R|·ε₂, n_{i+1} = n_{i−1}·ε_i, each level a classic filter planned by plan_for, until
+/// The expected shape of a cascade (CRLite, Larisch et al. 2017) for `included` = |R| and `excluded` = |S|
+/// distinct keys. Level 1 holds R at CRLite's rate |R|·√½ / |S| (clamped to [1e−9, ½]; ½ when S is empty),
+/// and every later level, at rate ½, the keys of the other set that the level before it admitted:
+/// expected n₂ = |S|·ε₁, n₃ = |R|·ε₂, n_{i+1} = n_{i−1}·ε_i, each level a classic filter (`Level`), until
 /// fewer than one key is expected. bits = the levels' bits, hashes = the number of levels, bytes = the
 /// payload (the levels' words and 24 bytes of parameters each), predicted_fpr = 0: the cascade is exact on
 /// R ∪ S (keys outside it get no guarantee). An estimate: the real levels follow the real false positives.
-inline filter_plan plan_cascade(std::uint64_t included, std::uint64_t excluded) {
+template <kind_model K, kind_model Level>
+filter_plan plan_cascade(std::uint64_t included, std::uint64_t excluded) {
   if (included == 0) throw invalid_argument("a cascade needs at least one included key, got 0");
   filter_plan p;
-  p.kind = filter_kind::cascade;
+  p.kind = K::kind;
   p.items = included;
   double keys = static_cast<double>(included), other = static_cast<double>(excluded);
   for (std::uint32_t level = 0; keys >= 1.0; ++level) {
     if (level == 64) throw invalid_argument("a cascade of these sets would need more than 64 levels");
     const double rate = level == 0 ? math::cascade_first_level_rate(included, excluded) : 0.5;
-    const filter_plan l = plan_for(static_cast<std::uint64_t>(std::llround(keys)), rate, filter_kind::bloom);
+    const filter_plan l = plan_classic<Level>(static_cast<std::uint64_t>(std::llround(keys)), rate);
     p.bits += l.bits;
     p.bytes += l.bytes + 24;
     ++p.hashes;
@@ -691,72 +671,6 @@ inline filter_plan plan_cascade(std::uint64_t included, std::uint64_t excluded) 
   return p;
 }
 
-/// The inverse question: the best false-positive rate `items` keys get in a budget of `bits` bits (rounded
-/// down to the kind's granularity; counters for the counting kind), with the k that minimises it.
-inline filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits, filter_kind kind = filter_kind::bloom) {
-  if (items == 0) throw invalid_argument("capacity must be at least 1 item, got 0");
-  if (bits == 0 || bits > max_filter_bits)
-    throw invalid_argument("bit budget must be in [1, 2^40], got " + std::to_string(bits));
-  const double n = static_cast<double>(items);
-  switch (kind) {
-    case filter_kind::bloom:
-    case filter_kind::counting:
-      return detail::make_plan(kind, items, bits, math::optimal_hash_count(static_cast<double>(bits), n));
-    case filter_kind::partitioned:
-    case filter_kind::blocked:
-    case filter_kind::split_block: {
-      const std::uint32_t granule = kind == filter_kind::blocked       ? blocked_block_bits
-                                    : kind == filter_kind::split_block ? split_block_bits
-                                                                       : 1;
-      if (bits < granule)
-        throw invalid_argument("bit budget " + std::to_string(bits) + " is smaller than one " +
-                               std::string(kind_name(kind)) + " block (" + std::to_string(granule) + " bits)");
-      filter_plan best;
-      const std::uint32_t k_lo = kind == filter_kind::split_block ? split_block_hashes : 1;
-      const std::uint32_t k_hi = kind == filter_kind::split_block ? split_block_hashes : 32;
-      for (std::uint32_t k = k_lo; k <= k_hi; ++k) {
-        if (kind == filter_kind::partitioned && k > bits) break;  // every slice needs at least one bit
-        std::uint64_t m = bits / granule * granule;
-        if (kind == filter_kind::partitioned) m = std::max<std::uint64_t>(m / k, 1) * k;
-        const filter_plan p = detail::make_plan(kind, items, m, k);
-        if (best.bits == 0 || p.predicted_fpr < best.predicted_fpr) best = p;
-      }
-      return best;
-    }
-    case filter_kind::cuckoo: return detail::plan_cuckoo_for_bits(items, bits);
-    case filter_kind::quotient: return detail::plan_quotient_bits(items, bits);
-    case filter_kind::scalable: {
-      const filter_plan layer = plan_for_bits(items, bits, filter_kind::partitioned);
-      return detail::make_plan(kind, items, layer.bits, layer.hashes);
-    }
-    case filter_kind::stable:
-      return detail::make_plan(kind, items, bits, math::optimal_hash_count(static_cast<double>(bits), n));
-    case filter_kind::aging: {
-      const filter_plan buffer = plan_for_bits((items + 1) / 2, bits / 2, filter_kind::split_block);
-      return detail::make_plan(kind, items, 2 * buffer.bits, buffer.hashes);
-    }
-    case filter_kind::xor8:
-    case filter_kind::xor16:
-    case filter_kind::fuse8:
-    case filter_kind::fuse16: {  // the size is fixed by n; the budget either holds it or not
-      const filter_plan p = detail::plan_static(kind, items, 0.5);
-      if (p.bits > bits)
-        throw invalid_argument("a " + std::string(kind_name(kind)) + " filter of " + std::to_string(items) +
-                               " keys needs " + std::to_string(p.bits) + " bits, more than the budget of " +
-                               std::to_string(bits));
-      return p;
-    }
-    case filter_kind::gcs: {  // the largest P whose expected size fits
-      int p = static_cast<int>(std::floor(static_cast<double>(bits) / n - gcs_overhead_bits));
-      if (p < 1)
-        throw invalid_argument("a Golomb-coded set of " + std::to_string(items) + " keys needs more than " +
-                               std::to_string(bits) + " bits");
-      return detail::plan_gcs(items, std::min(p, 32));
-    }
-    case filter_kind::bloomier:
-    case filter_kind::cascade: break;
-  }
-  throw invalid_argument("plan_for_bits does not support the '" + std::string(kind_name(kind)) + "' kind");
-}
+}  // namespace detail
 
 }  // namespace blume

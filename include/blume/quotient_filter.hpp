@@ -57,6 +57,7 @@
 #include "blume/parameters.hpp"
 #include "blume/plan.hpp"
 #include "blume/storage.hpp"
+#include "blume/serialization.hpp"
 
 namespace blume {
 
@@ -64,13 +65,26 @@ template <hasher Hasher = xxh3_hasher>
 class quotient_filter {
  public:
   using hasher_type = Hasher;
-  static constexpr filter_kind kind = filter_kind::quotient;
+  static constexpr filter_kind kind{7};
+  static constexpr std::string_view name = "quotient";
+  static constexpr kind_input input = kind_input::keys;
+  static constexpr bool is_static = false;
   /// Keys hashed and prefetched per step of the bulk calls (as in basic_bloom_filter).
   static constexpr std::size_t batch_size = detail::pipeline_batch;
 
-  /// A filter for `capacity` items at false-positive rate `fpr`, sized by plan_for(capacity, fpr, quotient).
+  // The planner's model: m = s·(r + 3) bits of slots packed in 64-bit words, k = r.
+  static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return detail::word_bytes(bits); }
+  static double model_fpr(double n, double m, double k) noexcept {
+    return math::quotient_fpr(n, m / (k + quotient_metadata_bits), k);
+  }
+  static filter_plan plan(std::uint64_t items, double fpr) { return detail::plan_quotient<quotient_filter>(items, fpr); }
+  static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits) {
+    return detail::plan_quotient_for_bits<quotient_filter>(items, bits);
+  }
+
+  /// A filter for `capacity` items at false-positive rate `fpr`, sized by plan().
   quotient_filter(std::uint64_t capacity, double fpr, std::uint64_t seed = Hasher::default_seed)
-      : quotient_filter(plan_for(capacity, fpr, kind), seed) {}
+      : quotient_filter(plan(capacity, fpr), seed) {}
 
   /// A filter with the geometry of a quotient plan: s = bits / (hashes + 3) slots of r = hashes bits.
   explicit quotient_filter(const filter_plan& plan, std::uint64_t seed = Hasher::default_seed)
@@ -293,6 +307,8 @@ class quotient_filter {
 
   /// The false-positive rate now: 1 − e^{−α/2^r} ≈ α·2^−r (Bender et al. 2012; math::quotient_fpr).
   double predicted_fpr() const noexcept { return predicted_fpr_at(static_cast<double>(entries_)); }
+  /// The rate when full (capacity() fingerprints stored).
+  double predicted_fpr_at_capacity() const noexcept { return predicted_fpr_at(static_cast<double>(capacity())); }
   double predicted_fpr_at(double items) const noexcept {
     return math::quotient_fpr(items, static_cast<double>(slots_), r_);
   }
@@ -360,7 +376,7 @@ class quotient_filter {
 
   static std::uint64_t slots_of(const filter_plan& plan) {
     if (plan.kind != kind)
-      throw invalid_argument("quotient filter: the plan is for the '" + std::string(kind_name(plan.kind)) + "' kind");
+      throw invalid_argument("quotient filter: the plan is for kind id " + std::to_string(static_cast<int>(plan.kind)));
     const std::uint64_t slots = plan.bits / (plan.hashes + quotient_metadata_bits);
     if (slots * (plan.hashes + quotient_metadata_bits) != plan.bits)
       throw invalid_argument("quotient filter: plan bits " + std::to_string(plan.bits) + " are not s·(r + 3) with r = " +
@@ -657,5 +673,7 @@ class quotient_filter {
   byte_storage storage_;
   std::vector<std::uint64_t> scratch_;  // insert and erase decode their stretch here (reused)
 };
+
+static_assert(serializable_filter<quotient_filter<>>);
 
 }  // namespace blume

@@ -35,6 +35,7 @@
 #include <string>
 
 #include "blume/basic_bloom_filter.hpp"
+#include "blume/bloom_filter.hpp"
 #include "blume/cuckoo_filter.hpp"
 #include "blume/detail/probe_ops.hpp"
 #include "blume/error.hpp"
@@ -99,12 +100,18 @@ inline constexpr std::uint32_t redisbloom_max_hashes = 4096;
 /// bpe (bits per entry) is carried along only so a layer round-trips RedisBloom's formats bit for bit.
 class redisbloom_layout : public detail::flat_probe_ops<redisbloom_layout> {
  public:
-  static constexpr filter_kind kind = filter_kind::bloom;
+  // Stored as the classic kind (with RedisBloom's hash id), whose model it follows.
+  static constexpr filter_kind kind = classic_layout::kind;
+  static constexpr std::string_view name = classic_layout::name;
   static constexpr std::uint32_t block_bits = 0;
+
+  static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return detail::word_bytes(bits); }
+  static double model_fpr(double n, double m, double k) noexcept { return math::bloom_fpr(n, m, k); }
+  static double estimate_items(double set, double m, double k) noexcept { return math::classic_items(set, m, k); }
 
   redisbloom_layout(std::uint64_t bits, std::uint32_t hashes, std::uint32_t n2 = 0, double bpe = 0)
       : bits_(bits), hashes_(hashes), n2_(n2), bpe_(bpe), modulus_(n2 == 0 ? bits : std::uint64_t{1} << n2) {
-    detail::check_geometry(kind, bits, hashes, 64, redisbloom_max_hashes);
+    detail::check_geometry(name, bits, hashes, 64, redisbloom_max_hashes);
     if (n2 > 63 || (n2 != 0 && bits < modulus_))
       throw invalid_argument("RedisBloom layer: power-of-two exponent " + std::to_string(n2) + " does not fit " +
                              std::to_string(bits) + " bits");

@@ -30,11 +30,13 @@
 #include <vector>
 
 #include "blume/basic_bloom_filter.hpp"
+#include "blume/detail/bits.hpp"
 #include "blume/detail/bulk.hpp"
 #include "blume/detail/geometry.hpp"
 #include "blume/parameters.hpp"
 #include "blume/partitioned_bloom_filter.hpp"
 #include "blume/plan.hpp"
+#include "blume/serialization.hpp"
 
 namespace blume {
 
@@ -63,10 +65,17 @@ struct layer_spec {
 /// (non-scaling and full, at max_layers, or the next layer would be impossible).
 enum class insert_result { added, present, full };
 
+/// A chain policy: each layer's design (spec(), which may build on the previous layer's) and its geometry
+/// for a design (layout()). The default below is Almeida et al.'s; redisbloom.hpp has RedisBloom's.
+template <class P, class Layer>
+concept layer_policy = std::default_initializable<P> &&
+    requires(const P& p, std::uint64_t n, double x, const scalable_options& o, std::size_t i, const layer_spec& s) {
+      { p.spec(n, x, o, i, s) } -> std::same_as<layer_spec>;
+      { p.layout(s) } -> std::same_as<typename Layer::layout_type>;
+    };
+
 /// The default chain policy (Almeida et al.): layer i gets capacity ⌈C·s^i⌉ and rate ε·(1 − r)·r^i in
-/// closed form, and the geometry plan_for gives the layer's kind. A policy provides spec(), which may
-/// also build on the previous layer's spec, and layout(), the layer's geometry for a spec.
-/// redisbloom.hpp has RedisBloom's policy.
+/// closed form, and the geometry the layer kind's planner gives.
 template <class Layer>
 struct plan_layers {
   layer_spec spec(std::uint64_t capacity, double fpr, const scalable_options& o, std::size_t index,
@@ -77,17 +86,38 @@ struct plan_layers {
     return {layer_capacity, fpr * (1 - o.tightening) * std::pow(o.tightening, static_cast<double>(index))};
   }
   typename Layer::layout_type layout(const layer_spec& s) const {
-    const filter_plan plan = plan_for(s.capacity, s.fpr, Layer::kind);  // throws beyond 2^40 bits
+    const filter_plan plan = Layer::plan(s.capacity, s.fpr);  // throws beyond 2^40 bits
     return typename Layer::layout_type(plan.bits, plan.hashes);
   }
 };
 
+static_assert(layer_policy<plan_layers<partitioned_bloom_filter<>>, partitioned_bloom_filter<>>);
+
 template <class Layer = partitioned_bloom_filter<>, class LayerPlan = plan_layers<Layer>>
 class scalable_bloom_filter {
+  static_assert(layer_policy<LayerPlan, Layer>);
+
  public:
   using layer_type = Layer;
   using hasher_type = typename Layer::hasher_type;
-  static constexpr filter_kind kind = filter_kind::scalable;
+  static constexpr filter_kind kind{8};
+  static constexpr std::string_view name = "scalable";
+  static constexpr kind_input input = kind_input::keys;
+  static constexpr bool is_static = false;
+
+  // The planner's model is the first layer's, planned at half the rate (the default tightening 0.5), so
+  // the chain's rate stays below the target however it grows.
+  static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return Layer::plan_bytes(bits); }
+  static double model_fpr(double n, double m, double k) noexcept { return Layer::model_fpr(n, m, k); }
+  static filter_plan plan(std::uint64_t items, double fpr) {
+    detail::checked_ideal_bits(items, fpr);  // the request as given, before it is halved
+    const filter_plan layer = Layer::plan(items, fpr * 0.5);
+    return detail::make_plan<scalable_bloom_filter>(items, layer.bits, layer.hashes);
+  }
+  static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits) {
+    const filter_plan layer = Layer::plan_for_bits(items, bits);
+    return detail::make_plan<scalable_bloom_filter>(items, layer.bits, layer.hashes);
+  }
 
   /// A chain whose first layer holds `capacity` items; the compound rate stays below `fpr`.
   scalable_bloom_filter(std::uint64_t capacity, double fpr, scalable_options options = {},
@@ -195,6 +225,7 @@ class scalable_bloom_filter {
     layers_.clear();
     counts_.clear();
     specs_.clear();
+    table_.clear();
     add_layer();
   }
 
@@ -239,11 +270,12 @@ class scalable_bloom_filter {
   }
   /// The bound that holds however far the chain grows: ε·(1 − r)·Σ r^i < ε.
   double fpr_bound() const noexcept { return fpr_; }
+  double predicted_fpr_at_capacity() const noexcept { return fpr_bound(); }
 
   std::size_t size_in_bytes() const noexcept {
     std::size_t n = sizeof(*this);
     for (const Layer& l : layers_) n += l.size_in_bytes();
-    return n + counts_.capacity() * sizeof(std::uint64_t);
+    return n + (counts_.capacity() + table_.capacity()) * sizeof(std::uint64_t) + specs_.capacity() * sizeof(layer_spec);
   }
   std::uint64_t capacity() const noexcept { return capacity_; }
   double target_fpr() const noexcept { return fpr_; }
@@ -277,16 +309,21 @@ class scalable_bloom_filter {
       if (l.seed() != seed) throw invalid_argument("scalable filter: a layer's seed differs from the chain's");
     f.layers_ = std::move(layers);
     f.specs_ = std::move(specs);
+    f.rebuild_table();
     f.counts_ = std::move(counts);
     return f;
   }
   std::span<Layer> mutable_layers() noexcept { return layers_; }
 
   // ---- serialization hooks (format.hpp) --------------------------------------------------------------
-  // bits = capacity of layer 0, hashes = number of layers, layout = the layers' kind id;
-  // extra = {fpr, growth, tightening (IEEE-754 bits), flags (bit 0: non-scaling), max_layers, 0}.
-  // Payload: one u64 count per layer, then each layer's payload in order. Layer geometry is recomputed
-  // from the parameters, so a file cannot make us allocate more than its own size.
+  // bits = capacity of layer 0, hashes = number of layers, layout = the layers' kind id; extra = {fpr,
+  // growth, tightening (IEEE-754 bits), flags, max_layers, 0}, flags bit 0: non-scaling, bit 1: the
+  // payload holds the layer table. Payload: one u64 count per layer, the layer table (per layer: bits,
+  // hashes, capacity, fpr's IEEE-754 bits, as u64), then each layer's payload in order. The table makes
+  // the file its own description: a reader never asks a planner, so tuning one cannot change how stored
+  // files read. Files written before the table existed (flag bit 1 clear) get the policy's geometry for
+  // their parameters, as when they were written (the version-1 fixtures' tests hold it).
+  static constexpr std::uint64_t flag_non_scaling = 1, flag_layer_table = 2;
 
   filter_parameters parameters() const noexcept {
     filter_parameters p;
@@ -294,42 +331,49 @@ class scalable_bloom_filter {
     p.hashes = static_cast<std::uint32_t>(layers_.size());
     p.layout = static_cast<std::uint32_t>(Layer::kind);
     p.extra = {std::bit_cast<std::uint64_t>(fpr_), std::bit_cast<std::uint64_t>(options_.growth),
-               std::bit_cast<std::uint64_t>(options_.tightening), options_.scaling ? 0u : 1u, options_.max_layers, 0};
+               std::bit_cast<std::uint64_t>(options_.tightening),
+               (options_.scaling ? 0 : flag_non_scaling) | flag_layer_table, options_.max_layers, 0};
     return p;
   }
   template <class Fn>
   void for_each_payload_segment(Fn&& fn) const {
     fn(std::as_bytes(std::span<const std::uint64_t>(counts_)));
+    fn(std::as_bytes(std::span<const std::uint64_t>(table_)));
     for (const Layer& l : layers_) l.for_each_payload_segment(fn);
   }
-  static std::uint64_t payload_size(const filter_parameters& p) {
-    scalable_bloom_filter shape = from_parameters(p);
-    std::uint64_t size = 8 * static_cast<std::uint64_t>(p.hashes);
-    // Each spec is recorded before the next is asked for, so spec_at takes one step, not i: a file may
-    // hold 4096 layers, and walking up from layer 0 for each was quadratic (issue 11).
-    shape.specs_.reserve(p.hashes);
-    for (std::uint32_t i = 0; i < p.hashes; ++i) {
-      shape.specs_.push_back(shape.spec_at(i));
-      size += Layer::payload_size(shape.layer_parameters(i));
-    }
+  /// The payload's size as its layer table (or, without one, the policy) describes it; invalid_argument
+  /// when the parameters or the table describe no chain. Reads at most the table, within `payload`.
+  static std::uint64_t payload_size(const filter_parameters& p, std::span<const std::byte> payload) {
+    const scalable_bloom_filter shape = from_parameters(p);
+    const std::vector<filter_parameters> layers = layer_parameters_of(shape, p, payload);
+    std::uint64_t size = prefix_bytes(p);
+    for (const filter_parameters& lp : layers) size += Layer::payload_size(lp);
     return size;
   }
   static scalable_bloom_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t,
                                             byte_storage payload) {
     scalable_bloom_filter f = from_parameters(p, seed);
-    const std::byte* at = payload.data();
+    const std::span<const std::byte> bytes(payload.data(), payload.size());
+    const std::vector<filter_parameters> layer_params = layer_parameters_of(f, p, bytes);
     f.counts_.assign(p.hashes, 0);
-    for (std::uint32_t i = 0; i < p.hashes; ++i) f.specs_.push_back(f.spec_at(i));
-    if (p.hashes != 0) std::memcpy(f.counts_.data(), at, 8 * static_cast<std::size_t>(p.hashes));
-    at += 8 * static_cast<std::size_t>(p.hashes);
+    std::memcpy(f.counts_.data(), payload.data(), 8 * static_cast<std::size_t>(p.hashes));
+    if (p.extra[3] & flag_layer_table) {
+      for (std::uint32_t i = 0; i < p.hashes; ++i) {
+        const std::byte* row = payload.data() + 8 * (static_cast<std::size_t>(p.hashes) + 4 * i);
+        f.specs_.push_back({detail::read_u64(row + 16), std::bit_cast<double>(detail::read_u64(row + 24))});
+      }
+    } else {
+      for (std::uint32_t i = 0; i < p.hashes; ++i) f.specs_.push_back(f.spec_at(i));
+    }
+    const std::byte* at = payload.data() + prefix_bytes(p);
     for (std::uint32_t i = 0; i < p.hashes; ++i) {
-      const filter_parameters lp = f.layer_parameters(i);
-      const std::uint64_t size = Layer::payload_size(lp);
+      const std::uint64_t size = Layer::payload_size(layer_params[i]);
       byte_storage part = byte_storage::allocate(size);
       if (size != 0) std::memcpy(part.data(), at, size);
       at += size;
-      f.layers_.push_back(Layer::from_payload(lp, seed, f.counts_[i], std::move(part)));
+      f.layers_.push_back(Layer::from_payload(layer_params[i], seed, f.counts_[i], std::move(part)));
     }
+    f.rebuild_table();
     return f;
   }
 
@@ -359,12 +403,13 @@ class scalable_bloom_filter {
   static scalable_bloom_filter from_parameters(const filter_parameters& p, std::uint64_t seed = 0) {
     if (p.layout != static_cast<std::uint32_t>(Layer::kind))
       throw invalid_argument("scalable filter: layer kind " + std::to_string(p.layout) + " is not " +
-                             std::string(kind_name(Layer::kind)));
-    if (p.extra[3] > 1 || p.extra[5] != 0) throw invalid_argument("scalable filter: unknown flags");
+                             std::string(Layer::name));
+    if ((p.extra[3] & ~(flag_non_scaling | flag_layer_table)) != 0 || p.extra[5] != 0)
+      throw invalid_argument("scalable filter: unknown flags");
     scalable_options o;
     o.growth = std::bit_cast<double>(p.extra[1]);
     o.tightening = std::bit_cast<double>(p.extra[2]);
-    o.scaling = p.extra[3] == 0;
+    o.scaling = (p.extra[3] & flag_non_scaling) == 0;
     o.max_layers = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.extra[4], scalable_max_layers + 1));
     scalable_bloom_filter f(p.bits, std::bit_cast<double>(p.extra[0]), o, seed, 0);  // validates, allocates nothing
     if (p.hashes == 0 || p.hashes > o.max_layers || (!o.scaling && p.hashes != 1))
@@ -372,13 +417,40 @@ class scalable_bloom_filter {
     return f;
   }
 
-  filter_parameters layer_parameters(std::size_t i) const {
-    const auto layout = LayerPlan{}.layout(spec_at(i));
-    filter_parameters p;
-    p.bits = layout.bits();
-    p.hashes = layout.hashes();
-    p.layout = Layer::layout_type::block_bits;
-    return p;
+  /// Counts, and the layer table when there is one.
+  static std::uint64_t prefix_bytes(const filter_parameters& p) noexcept {
+    return 8 * std::uint64_t{p.hashes} * ((p.extra[3] & flag_layer_table) ? 5 : 1);
+  }
+
+  /// Each layer's parameters: read from the table, or (without one) planned by the policy as when the
+  /// file was written. Each spec is taken one step from the last, so a 4096-layer file costs 4096 steps.
+  static std::vector<filter_parameters> layer_parameters_of(scalable_bloom_filter shape, const filter_parameters& p,
+                                                            std::span<const std::byte> payload) {
+    if ((p.extra[3] & flag_layer_table) && payload.size() < prefix_bytes(p))
+      throw invalid_argument("scalable filter: a payload of " + std::to_string(payload.size()) +
+                             " bytes cannot hold the counts and layer table of " + std::to_string(p.hashes) + " layers");
+    std::vector<filter_parameters> layers(p.hashes);
+    for (std::uint32_t i = 0; i < p.hashes; ++i) {
+      filter_parameters& lp = layers[i];
+      lp.layout = Layer::layout_type::block_bits;
+      if (p.extra[3] & flag_layer_table) {
+        const std::byte* row = payload.data() + 8 * (static_cast<std::size_t>(p.hashes) + 4 * i);
+        const std::uint64_t hashes = detail::read_u64(row + 8), capacity = detail::read_u64(row + 16);
+        const double fpr = std::bit_cast<double>(detail::read_u64(row + 24));
+        if (hashes > UINT32_MAX || capacity == 0 || !(fpr > 0 && fpr < 1))
+          throw invalid_argument("scalable filter: layer " + std::to_string(i) + " has " + std::to_string(hashes) +
+                                 " hashes, capacity " + std::to_string(capacity) + " and rate " +
+                                 detail::format_number(fpr));
+        lp.bits = detail::read_u64(row);
+        lp.hashes = static_cast<std::uint32_t>(hashes);
+      } else {
+        shape.specs_.push_back(shape.spec_at(i));
+        const auto layout = LayerPlan{}.layout(shape.specs_.back());
+        lp.bits = layout.bits();
+        lp.hashes = layout.hashes();
+      }
+    }
+    return layers;
   }
 
   void add_layer() {
@@ -394,6 +466,15 @@ class scalable_bloom_filter {
     layers_.push_back(Layer::from_parts(layout, hasher_type(hasher_.seed()), byte_storage::allocate(layout.storage_bytes()), 0));
     counts_.push_back(0);  // cannot throw after the reserves, so the three vectors stay in step
     specs_.push_back(spec);
+    rebuild_table();
+  }
+
+  void rebuild_table() {
+    table_.clear();
+    table_.reserve(4 * layers_.size());
+    for (std::size_t i = 0; i < layers_.size(); ++i)
+      table_.insert(table_.end(), {layers_[i].bits(), layers_[i].hashes(), specs_[i].capacity,
+                                   std::bit_cast<std::uint64_t>(specs_[i].fpr)});
   }
 
   std::uint64_t capacity_;
@@ -403,6 +484,9 @@ class scalable_bloom_filter {
   std::vector<Layer> layers_;
   std::vector<std::uint64_t> counts_;
   std::vector<layer_spec> specs_;
+  std::vector<std::uint64_t> table_;  // the layer table as files store it, kept beside the layers
 };
+
+static_assert(serializable_filter<scalable_bloom_filter<>>);
 
 }  // namespace blume

@@ -24,6 +24,7 @@
 #include "blume/parameters.hpp"
 #include "blume/plan.hpp"
 #include "blume/storage.hpp"
+#include "blume/serialization.hpp"
 
 namespace blume {
 
@@ -33,7 +34,12 @@ class stable_bloom_filter {
 
  public:
   using hasher_type = Hasher;
-  static constexpr filter_kind kind = filter_kind::stable;
+  static constexpr filter_kind kind{9};
+  static constexpr std::string_view name = "stable";
+  static constexpr kind_input input = kind_input::keys;
+  static constexpr bool is_static = false;
+  /// No merge(): a union of two decayed states has no meaning for either stream.
+  static constexpr std::string_view merge_refusal = "their cells decay independently, so a union means nothing";
   /// Old keys fade by design: contains() == false means "not seen recently" (a false negative for a key
   /// inserted long enough ago), never "never inserted".
   static constexpr bool forgets = true;
@@ -46,6 +52,24 @@ class stable_bloom_filter {
       : cells_(cell_count), hashes_(hashes), decrements_(decrements), max_(max_value), hasher_(seed), rng_(seed) {
     validate(cell_count, hashes, decrements, max_value);
     storage_ = byte_storage::allocate(cell_array::bytes_for(cell_count));
+  }
+
+  // The planner's model: the classic geometry in cells (m cells of CellBits bits, k probes), and the rate
+  // of n keys before any cell decays; for_rate then picks P for the rate on an endless stream.
+  static std::uint64_t plan_bytes(std::uint64_t cell_count) noexcept { return detail::word_bytes(cell_count * CellBits); }
+  static double model_fpr(double n, double m, double k) noexcept { return math::bloom_fpr(n, m, k); }
+  static filter_plan plan(std::uint64_t items, double fpr) {
+    return detail::plan_classic<stable_bloom_filter>(items, fpr);
+  }
+  static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits) {
+    return detail::plan_classic_for_bits<stable_bloom_filter>(items, bits);
+  }
+
+  /// A filter for a stream at rate `fpr`: plan()'s cells and k, and the P that holds `fpr` on an endless
+  /// stream (for_rate).
+  static stable_bloom_filter for_capacity(std::uint64_t items, double fpr, std::uint64_t seed = Hasher::default_seed) {
+    const filter_plan p = plan(items, fpr);
+    return for_rate(p.bits, p.hashes, fpr, seed);
   }
 
   /// m cells and k probes, with the P that makes the stable false-positive rate `fpr`.
@@ -126,11 +150,6 @@ class stable_bloom_filter {
     inserted_ = 0;
   }
 
-  /// Merging is unsound here: a union of two decayed states has no meaning for either stream.
-  void merge(const stable_bloom_filter&) {
-    throw incompatible_filters("cannot merge stable filters: their cells decay independently, so a union means nothing");
-  }
-
   /// The fraction of zero cells now, and its limit on an endless stream.
   double zero_fraction() const noexcept {
     std::uint64_t nonzero = 0;
@@ -148,6 +167,8 @@ class stable_bloom_filter {
     return math::stable_fpr(static_cast<double>(cells_), hashes_, static_cast<double>(decrements_),
                             static_cast<double>(max_));
   }
+  /// However long the stream: the limit.
+  double predicted_fpr_at_capacity() const noexcept { return stable_fpr(); }
 
   /// The model probability that a key inserted `age` inserts ago is still found (math::stable_recall);
   /// one minus it is the false-negative rate for keys of that age.
@@ -230,7 +251,7 @@ class stable_bloom_filter {
     if (max_value == 0 || max_value > cell_max)
       throw invalid_argument("stable filter: Max must be in [1, " + std::to_string(cell_max) + "] for " +
                              std::to_string(CellBits) + "-bit cells, got " + std::to_string(max_value));
-    detail::check_geometry(kind, cell_count, hashes, 1);
+    detail::check_geometry(name, cell_count, hashes, 1);
     if (cell_count > max_filter_bits / CellBits)
       throw invalid_argument("stable filter: " + std::to_string(cell_count) + " cells exceed the maximum of 2^40 bits");
     if (hashes >= cell_count)
@@ -260,5 +281,8 @@ class stable_bloom_filter {
   byte_storage storage_;
   std::uint64_t inserted_ = 0;
 };
+
+static_assert(serializable_filter<stable_bloom_filter<>>);
+static_assert(!can_merge<stable_bloom_filter<>>);
 
 }  // namespace blume

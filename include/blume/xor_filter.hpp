@@ -11,8 +11,9 @@
 //
 // A key's 64-bit hash is seeded_hash(digest.low, s) for a construction seed s stored with the filter; a
 // construction that does not peel tries the next seed (each succeeds with probability well above ½).
-// Keys are deduplicated by that hash first, so duplicates are fine: two keys with the same 64-bit hash
-// share positions and fingerprint, so keeping one of them loses neither.
+// Duplicates are fine: two keys with the same 64-bit hash share positions and fingerprint, so keeping one
+// loses neither. They are not removed up front (sorting costs more than most builds' single attempt);
+// equal keys never peel, so after a first failed attempt the keys are deduplicated, once.
 //
 // Thread safety: const calls may run concurrently. There is nothing to modify after construction.
 #pragma once
@@ -31,6 +32,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "blume/build_stats.hpp"
 #include "blume/detail/bits.hpp"
 #include "blume/detail/peeling.hpp"
 #include "blume/detail/pipeline.hpp"
@@ -40,16 +42,9 @@
 #include "blume/parameters.hpp"
 #include "blume/plan.hpp"
 #include "blume/storage.hpp"
+#include "blume/serialization.hpp"
 
 namespace blume {
-
-/// What a static filter's construction did: for the "construction memory is reported" promise.
-struct build_stats {
-  std::uint64_t keys = 0;        // distinct keys stored
-  std::uint64_t duplicates = 0;  // keys dropped because another had the same 64-bit hash
-  std::uint32_t attempts = 0;    // seeds tried
-  std::uint64_t peak_bytes = 0;  // working memory at the peak, besides the filter itself
-};
 
 /// Slot geometry of the xor filter: three equal blocks, one position in each (plan.hpp: math::xor_slots).
 struct xor_geometry {
@@ -105,8 +100,24 @@ class basic_xor_filter {
   using fingerprint_type = Fingerprint;
   static constexpr bool fuse = std::is_same_v<Geometry, fuse_geometry>;
   static constexpr std::uint32_t fingerprint_bits = 8 * sizeof(Fingerprint);
-  static constexpr filter_kind kind = fuse ? (fingerprint_bits == 8 ? filter_kind::fuse8 : filter_kind::fuse16)
-                                           : (fingerprint_bits == 8 ? filter_kind::xor8 : filter_kind::xor16);
+  static constexpr filter_kind kind{fuse ? (fingerprint_bits == 8 ? 13 : 14) : (fingerprint_bits == 8 ? 11 : 12)};
+  static constexpr std::string_view name = fuse ? (fingerprint_bits == 8 ? "fuse8" : "fuse16")
+                                                : (fingerprint_bits == 8 ? "xor8" : "xor16");
+  static constexpr kind_input input = kind_input::keys;
+  static constexpr bool is_static = true;
+  /// No merge(): a static filter holds no keys to add to; build one from the union of the key sets.
+  static constexpr std::string_view merge_refusal = "they are static: build one from the union of the key sets instead";
+
+  // The planner's model: m = slots·f bits, k = f; an absent key matches a random f-bit fingerprint.
+  static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return bits / 8; }
+  static double model_fpr(double /*n*/, double /*m*/, double k) noexcept { return std::ldexp(1.0, -static_cast<int>(k)); }
+  static filter_plan plan(std::uint64_t items, double fpr) {
+    constexpr std::string_view wider = fingerprint_bits == 16 ? "" : fuse ? "fuse16" : "xor16";
+    return detail::plan_static<basic_xor_filter>(items, fpr, fingerprint_bits, fuse, wider);
+  }
+  static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits) {
+    return detail::plan_static_for_bits<basic_xor_filter>(items, bits, fingerprint_bits, fuse);
+  }
   static constexpr std::size_t batch_size = detail::pipeline_batch;
   /// Seeds tried before construction gives up (each fails with probability well below ½).
   static constexpr std::uint32_t max_attempts = 64;
@@ -119,6 +130,12 @@ class basic_xor_filter {
     if constexpr (std::ranges::sized_range<R>) lows.reserve(std::ranges::size(keys));
     for (auto&& k : keys) lows.push_back(hash_key(h, k).low);
     return build_from_hashes(std::move(lows), seed, stats);
+  }
+
+  /// The static kinds' common builder (kinds.hpp): from the keys' digest lows, at the default seed; the
+  /// rate is the fingerprint's, whatever `fpr` asks (plan() refuses a target it cannot meet).
+  static basic_xor_filter from_digest_lows(std::vector<std::uint64_t> lows, double /*fpr*/, build_stats* stats) {
+    return build_from_hashes(std::move(lows), Hasher::default_seed, stats);
   }
 
   /// Builds from the low halves of the keys' digests (what build() computes), consumed.
@@ -175,7 +192,7 @@ class basic_xor_filter {
         unique = true;
       }
     }
-    throw invalid_argument(std::string(kind_name(kind)) + " filter: construction did not succeed with " +
+    throw invalid_argument(std::string(name) + " filter: construction did not succeed with " +
                            std::to_string(max_attempts) + " seeds");
   }
 
@@ -241,11 +258,6 @@ class basic_xor_filter {
     return keys_ == 0 ? 0.0 : static_cast<double>(geometry_.slots * fingerprint_bits) / static_cast<double>(keys_);
   }
 
-  [[noreturn]] void merge(const basic_xor_filter&) {
-    throw incompatible_filters(std::string(kind_name(kind)) +
-                               " filters are static: build one from the union of the key sets instead");
-  }
-
   friend bool operator==(const basic_xor_filter& a, const basic_xor_filter& b) noexcept {
     return a.keys_ == b.keys_ && a.construction_seed_ == b.construction_seed_ && a.seed() == b.seed() &&
            a.storage_.size() == b.storage_.size() &&
@@ -308,7 +320,7 @@ class basic_xor_filter {
   static Geometry geometry_of(const filter_parameters& p) {
     if (p.hashes != fingerprint_bits)
       throw invalid_argument("fingerprint bits " + std::to_string(p.hashes) + " do not match a " +
-                             std::string(kind_name(kind)) + " filter");
+                             std::string(name) + " filter");
     if (p.bits == 0 || p.bits % fingerprint_bits != 0 || p.bits > max_filter_bits)
       throw invalid_argument("slot bits " + std::to_string(p.bits) + " are not a whole number of slots within 2^40");
     for (std::size_t i = 2; i < p.extra.size(); ++i)
@@ -372,5 +384,8 @@ template <hasher Hasher = xxh3_hasher>
 using fuse8_filter = basic_xor_filter<fuse_geometry, std::uint8_t, Hasher>;
 template <hasher Hasher = xxh3_hasher>
 using fuse16_filter = basic_xor_filter<fuse_geometry, std::uint16_t, Hasher>;
+
+static_assert(serializable_filter<xor8_filter<>> && serializable_filter<fuse16_filter<>>);
+static_assert(!can_merge<xor8_filter<>> && !takes_inserts<xor8_filter<>>);
 
 }  // namespace blume

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace blume::detail {
 
@@ -40,6 +42,13 @@ inline void prefetch_write(const void* p) noexcept {
 #else
   __builtin_prefetch(p, 1, 3);
 #endif
+}
+
+/// A little-endian u64 at an unaligned address of a file's bytes (the host is little-endian: hash.hpp).
+inline std::uint64_t read_u64(const std::byte* p) noexcept {
+  std::uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
 }
 
 }  // namespace blume::detail

@@ -6,14 +6,13 @@
 #include <string_view>
 
 #include "blume/error.hpp"
-#include "blume/kind.hpp"
 #include "blume/plan.hpp"
 
 namespace blume::detail {
 
-inline void check_geometry(filter_kind kind, std::uint64_t bits, std::uint32_t hashes, std::uint32_t granule,
+inline void check_geometry(std::string_view name, std::uint64_t bits, std::uint32_t hashes, std::uint32_t granule,
                            std::uint32_t max_k = max_hashes) {
-  const std::string who = std::string(kind_name(kind)) + " filter: ";
+  const std::string who = std::string(name) + " filter: ";
   if (bits == 0) throw invalid_argument(who + "bit count must be at least 1, got 0");
   if (bits > max_filter_bits)
     throw invalid_argument(who + "bit count " + std::to_string(bits) + " exceeds the maximum of 2^40");
