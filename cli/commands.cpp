@@ -20,8 +20,8 @@
 #include "blume/any_filter.hpp"
 #include "blume/fill.hpp"
 #include "blume/plan.hpp"
-#include "keys.hpp"
 #include "progress.hpp"
+#include "synthetic_keys.hpp"
 
 namespace blume::cli {
 
@@ -940,8 +940,8 @@ int run_bench(const bench_options& o) {
       throw invalid_argument("blume bench times filters of one key set; a " + std::string(kind_name(k)) +
                              " takes its own inputs (see the library's tests and docs/format.md)");
   std::vector<std::uint64_t> present(o.items), absent(std::min<std::uint64_t>(o.items, 1'000'000));
-  for (std::uint64_t i = 0; i < present.size(); ++i) present[i] = bench::splitmix64(i);
-  for (std::uint64_t i = 0; i < absent.size(); ++i) absent[i] = bench::splitmix64(o.items + i);
+  for (std::uint64_t i = 0; i < present.size(); ++i) present[i] = splitmix64(i);
+  for (std::uint64_t i = 0; i < absent.size(); ++i) absent[i] = splitmix64(o.items + i);
   std::printf("n = %llu 64-bit keys, target %s; ns per key, batched calls; %u hardware threads\n\n",
               static_cast<unsigned long long>(o.items), percent(o.fpr).c_str(), std::thread::hardware_concurrency());
   std::printf("%-12s %9s %11s %12s %12s %12s\n", "kind", "bits/key", "insert ns", "+ lookup ns", "- lookup ns", "measured FPR");

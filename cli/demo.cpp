@@ -13,18 +13,17 @@
 #include <vector>
 
 #include "blume/blume.hpp"
-#include "keys.hpp"
+#include "synthetic_keys.hpp"
 
 namespace blume::cli {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-using bench::splitmix64;
 
 /// Address `index` of the demo (the benchmark's e-mail-like keys: 20–32 bytes, distinct per index).
 const std::string& synthetic_email(std::uint64_t index, std::string& out) {
   out.clear();
-  bench::append_email(index, out);
+  append_email(index, out);
   return out;
 }
 
