@@ -43,6 +43,7 @@ class golomb_coded_set {
   static constexpr std::string_view name = "gcs";
   static constexpr kind_input input = kind_input::keys;
   static constexpr bool is_static = true;
+  static constexpr std::string_view merge_refusal = "they are static: build one from the union of the key sets instead";
   static constexpr std::uint32_t default_bucket_keys = 2048;
   static constexpr std::uint64_t superblock_buckets = 65536;
 

@@ -1,4 +1,5 @@
-#include "demo.hpp"
+// `blume demo`: the practitioner's sign-up scenario on the embedded default (no server needed).
+#include <CLI/CLI.hpp>
 
 #include <malloc.h>
 #include <unistd.h>
@@ -7,24 +8,44 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <thread>
 #include <unordered_set>
 #include <vector>
 
 #include "blume/blume.hpp"
-#include "keys.hpp"
+#include "filter_ops.hpp"
+#include "shared.hpp"
+#include "synthetic_keys.hpp"
+#include "units.hpp"
 
 namespace blume::cli {
 namespace {
 
+using synthetic::append_email;
+using synthetic::splitmix64;
+
+struct demo_options {
+  std::uint64_t items = 10'000'000;   // registered addresses in the filter
+  std::uint64_t probes = 1'000'000;   // new sign-ups checked
+  double fpr = 0.01;
+  filter_kind kind = blume::split_block_bloom_filter<>::kind;
+  unsigned threads = 2;
+};
+
+/// The command line as given: the options, and text the callback parses into them.
+struct demo_args {
+  demo_options options;
+  std::string items = "10M", probes = "1M", fpr = "1%", kind = "split-block";
+};
+
 using clock_type = std::chrono::steady_clock;
-using bench::splitmix64;
 
 /// Address `index` of the demo (the benchmark's e-mail-like keys: 20–32 bytes, distinct per index).
 const std::string& synthetic_email(std::uint64_t index, std::string& out) {
   out.clear();
-  bench::append_email(index, out);
+  append_email(index, out);
   return out;
 }
 
@@ -40,15 +61,6 @@ std::string with_commas(std::uint64_t v) {
     out.push_back(digits[i]);
   }
   return out;
-}
-
-std::string human_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 4) bytes /= 1024, ++u;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f %s", bytes, units[u]);
-  return buf;
 }
 
 /// Bytes a std::unordered_set<std::string> needs per address, measured with the allocator's own
@@ -121,10 +133,10 @@ int run(Filter filter, const demo_options& o) {
   std::printf("Memory\n");
   const std::string label = "Bloom filter (" + std::string(kind_name(Filter::kind)) + ", k = " +
                             std::to_string(filter.hashes()) + ")";
-  std::printf("  %-34s %10s  (%.2f bits per address)\n", label.c_str(), human_bytes(filter_bytes).c_str(),
+  std::printf("  %-34s %10s  (%.2f bits per address)\n", label.c_str(), human_bytes(filter_bytes, 1, 1).c_str(),
               filter_bytes * 8 / o.items);
   std::printf("  %-34s %10s  (%.0f bytes per address, measured on %s)\n", "std::unordered_set<std::string>",
-              human_bytes(set_bytes).c_str(), set_bytes / o.items, with_commas(sample).c_str());
+              human_bytes(set_bytes, 1, 1).c_str(), set_bytes / o.items, with_commas(sample).c_str());
   std::printf("  the filter is %.0fx smaller\n\n", set_bytes / filter_bytes);
 
   // New sign-ups: addresses past the registered range, absent by construction.
@@ -165,19 +177,40 @@ int run(Filter filter, const demo_options& o) {
   return found == check ? 0 : 1;
 }
 
+int run_demo(const demo_options& o) {
+  // The demo measures a bit array's memory, fill and speed: the kinds that are one.
+  const auto bit_array = [](auto t) { return bit_array_filter<typename decltype(t)::type>; };
+  int status = -1;
+  visit_kind(o.kind, [&](auto type) {
+    using F = typename decltype(type)::type;
+    if constexpr (bit_array_filter<F>) status = run(F(o.items, o.fpr), o);
+  });
+  if (status >= 0) return status;
+  throw invalid_argument("demo: the '" + std::string(kind_name(o.kind)) + "' kind is not available here (" +
+                         kind_names_where(bit_array) + ")");
+}
+
 }  // namespace
 
-int run_demo(const demo_options& o) {
-  switch (o.kind) {
-    case blume::bloom_filter<>::kind: return run(bloom_filter<>(o.items, o.fpr), o);
-    case blume::partitioned_bloom_filter<>::kind: return run(partitioned_bloom_filter<>(o.items, o.fpr), o);
-    case blume::blocked_bloom_filter<>::kind: return run(blocked_bloom_filter<>(o.items, o.fpr), o);
-    case blume::split_block_bloom_filter<>::kind: return run(split_block_bloom_filter<>(o.items, o.fpr), o);
-    case blume::counting_bloom_filter<>::kind: return run(counting_bloom_filter<>(o.items, o.fpr), o);
-    default: break;
-  }
-  throw invalid_argument("demo: the '" + std::string(kind_name(o.kind)) +
-                         "' kind is not available here (bloom, partitioned, blocked, split-block, counting)");
+void register_demo(CLI::App& app, int& status) {
+  const auto a = std::make_shared<demo_args>();
+  CLI::App* demo = app.add_subcommand(
+      "demo", "The sign-up check: build a filter of synthetic registered e-mail addresses, probe new ones, and "
+              "report memory, false positives, speed and database lookups saved");
+  demo->add_option("--items", a->items, "registered addresses in the filter (e.g. 10M, 100M)")->capture_default_str();
+  demo->add_option("--probes", a->probes, "new sign-ups to check")->capture_default_str();
+  demo->add_option("--fpr", a->fpr, "target false-positive rate (1% or 0.01)")->capture_default_str();
+  demo->add_option("--kind", a->kind, "filter kind: bloom, partitioned, blocked, split-block")->capture_default_str();
+  demo->add_option("--threads", a->options.threads, "insert threads")->capture_default_str()->check(CLI::Range(1, 64));
+  demo->callback([a, &status] {
+    demo_options& o = a->options;
+    o.items = parse_count(a->items, "--items", 2e9);
+    o.probes = parse_count(a->probes, "--probes", 1e9);
+    if (o.items == 0 || o.probes == 0) throw invalid_argument("--items and --probes must be at least 1");
+    o.fpr = parse_rate(a->fpr, "--fpr");
+    o.kind = kind_option(a->kind);
+    status = run_demo(o);
+  });
 }
 
 }  // namespace blume::cli

@@ -1,0 +1,49 @@
+#include "filter_ops.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace blume::cli {
+
+std::vector<std::string_view> split(std::string_view block, char delimiter, unsigned parts) {
+  std::vector<std::string_view> out;
+  for (unsigned i = parts; i > 1 && !block.empty(); --i) {
+    std::size_t cut = block.size() / i;
+    const std::size_t d = block.find(delimiter, cut);
+    cut = d == std::string_view::npos ? block.size() : d + 1;
+    out.push_back(block.substr(0, cut));
+    block.remove_prefix(cut);
+  }
+  if (!block.empty()) out.push_back(block);
+  return out;
+}
+
+void lock_target(std::optional<file_lock>& lock, const std::string& path, bool no_wait) {
+  if (path == "-") return;
+  try {
+    lock.emplace(path, no_wait ? file_lock::mode::no_wait : file_lock::mode::wait);
+  } catch (const file_locked& e) {
+    throw file_locked(std::string(e.what()) + " (--no-wait)");
+  }
+}
+
+void write_output(const any_filter& f, const std::string& path, const filter_design& design) {
+  if (path != "-") {
+    save_filter(f, path, design);
+    return;
+  }
+  if (::isatty(STDOUT_FILENO) != 0)
+    throw invalid_argument("refusing to write a binary filter to a terminal: redirect standard output or give --output FILE");
+  std::fflush(stdout);
+  write_filter(f, STDOUT_FILENO, "standard output", design);
+}
+
+std::string count_text(double count) {
+  return std::isfinite(count) ? "about " + std::to_string(static_cast<std::uint64_t>(std::llround(count))) + " distinct keys"
+                              : "enough distinct keys to set every bit";
+}
+
+}  // namespace blume::cli

@@ -1,0 +1,95 @@
+#include "shared.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace blume::cli {
+
+namespace {
+
+std::string known_kinds() {
+  std::string s;
+  for (const filter_kind k : all_kinds) s += (s.empty() ? "" : ", ") + std::string(kind_name(k));
+  for (const filter_kind k : map_kinds) s += ", " + std::string(kind_name(k));
+  return s;
+}
+
+}  // namespace
+
+// ---- option values ----------------------------------------------------------------------------------
+
+std::string kinds_help() { return "filter kind: " + known_kinds(); }
+
+filter_kind kind_option(const std::string& name) {
+  if (const auto kind = parse_kind(name)) return *kind;
+  throw invalid_argument("--kind: unknown filter kind '" + name + "' (known: " + known_kinds() + ")");
+}
+
+key_format format_option(const std::string& name) {
+  if (name == "lines") return key_format::lines;
+  if (name == "nul") return key_format::nul;
+  throw invalid_argument("--format: '" + name + "' is neither 'lines' nor 'nul'");
+}
+
+void add_key_options(CLI::App& cmd, key_args& a) {
+  cmd.add_option("file", a.options.file, "filter file")->required();
+  cmd.add_option("keys", a.options.keys, "keys (default: read from standard input)");
+  cmd.add_option("--format", a.format, "keys: lines (one trailing CR dropped, from arguments too) or nul")
+      ->capture_default_str();
+}
+
+// ---- formatting -------------------------------------------------------------------------------------
+
+std::string human_bytes(double bytes, int digits, int byte_digits) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f %s", u == 0 ? byte_digits : digits, bytes, units[u]);
+  return buf;
+}
+
+std::string percent(double rate) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, rate >= 0.001 ? "%.3f%%" : "%.5f%%", rate * 100);
+  return buf;
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+}  // namespace blume::cli

@@ -1,0 +1,120 @@
+// What the verbs share: the registration every verb provides, option values (--kind, --format), number and
+// JSON text, buffered standard output, and batches of keys from the command line or standard input.
+// Each verb lives in verbs/<name>.cpp; main.cpp lists them.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "blume/error.hpp"
+#include "blume/kinds.hpp"
+#include "key_input.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace blume::cli {
+
+/// A verb's registration: adds its subcommand to `app`, with its options (bound to an options struct the
+/// verb owns) and a callback. CLI11 runs the callback once the whole command line has parsed; it leaves
+/// the exit status in `status` and throws blume::error on failure, which main reports (one line on
+/// stderr, exit status 2).
+using register_verb = void(CLI::App& app, int& status);
+
+// ---- option values ----------------------------------------------------------------------------------
+
+/// The help of a --kind option that takes every kind: "filter kind: " and the kinds' names.
+std::string kinds_help();
+/// A --kind value; throws blume::invalid_argument naming the known kinds.
+filter_kind kind_option(const std::string& name);
+/// A --format value: lines or nul.
+key_format format_option(const std::string& name);
+
+// ---- formatting -------------------------------------------------------------------------------------
+
+/// Bytes in B, KiB, MiB, GiB or TiB: `digits` decimals, `byte_digits` below 1 KiB.
+std::string human_bytes(double bytes, int digits = 2, int byte_digits = 0);
+std::string percent(double rate);
+std::string fixed(double v, int digits);
+std::string json_string(std::string_view s);
+std::string json_number(double v);
+
+/// Buffered standard output: one write per megabyte rather than one per answer.
+class output {
+ public:
+  ~output() { flush(); }
+  void add(std::string_view s) {
+    buffer_ += s;
+    if (buffer_.size() >= (1u << 20)) flush();
+  }
+  void flush() {
+    if (buffer_.empty()) return;
+    if (std::fwrite(buffer_.data(), 1, buffer_.size(), stdout) != buffer_.size() || std::fflush(stdout) != 0)
+      throw io_error("cannot write to standard output");
+    buffer_.clear();
+  }
+
+ private:
+  std::string buffer_;
+};
+
+// ---- keys of query, add and erase -------------------------------------------------------------------
+
+struct query_options {
+  std::string file;
+  std::vector<std::string> keys;  // empty: keys from standard input
+  key_format format = key_format::lines;
+  bool quiet = false;
+  bool allow_overfill = false;  // add
+  bool no_wait = false;         // add, erase
+};
+
+/// The command line of query, add and erase: the options, and the keys' --format as text until the
+/// callback parses it (format_option).
+struct key_args {
+  query_options options;
+  std::string format = "lines";
+};
+
+/// Adds the arguments query, add and erase share: the filter file, the keys and --format.
+void add_key_options(CLI::App& cmd, key_args& a);
+
+/// Calls fn(batch) with batches of keys: the command line's, or standard input's as they arrive. Empty
+/// keys are never in a filter (build skips empty lines): an empty argument is an error, an empty line of
+/// standard input is skipped.
+template <class Fn>
+void for_each_batch(const query_options& o, Fn&& fn) {
+  std::vector<std::string_view> batch;
+  if (!o.keys.empty()) {
+    for (std::size_t i = 0; i < o.keys.size(); ++i) {
+      const std::string_view k = line_key(o.keys[i], o.format);
+      if (k.empty())
+        throw invalid_argument("key " + std::to_string(i + 1) + " is empty: empty keys are never stored (build skips empty lines)");
+      batch.push_back(k);
+    }
+    fn(batch);
+    return;
+  }
+  key_source source("-", o.format);
+  batch.reserve(4096);
+  source.for_each_block(
+      [&](std::string_view block) {
+        for_each_key(block, source.delimiter(), [&](std::string_view k) {
+          if (k.empty()) return;
+          batch.push_back(k);
+          if (batch.size() == 4096) {
+            fn(batch);
+            batch.clear();
+          }
+        });
+        if (!batch.empty()) fn(batch);
+        batch.clear();
+      },
+      /*gather=*/false);
+}
+
+}  // namespace blume::cli

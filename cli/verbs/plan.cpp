@@ -1,0 +1,220 @@
+// `blume plan`: the size of a filter of each kind (or one) for a number of keys, at a rate or within a
+// memory budget, beside a hash set and the information-theoretic minimum.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "blume/kinds.hpp"
+#include "shared.hpp"
+#include "units.hpp"
+
+namespace blume::cli {
+
+namespace {
+
+struct plan_options {
+  std::uint64_t items = 0;
+  std::optional<double> fpr;
+  std::optional<std::uint64_t> memory_bytes;
+  std::optional<filter_kind> kind;
+  std::uint64_t key_bytes = 24;
+  std::optional<std::uint32_t> value_bits;  // bloomier rows: the values' width
+  std::optional<std::uint64_t> excluded;    // cascade rows: |S| (items is |R|)
+  bool json = false;
+};
+
+/// The command line as given: text until the callback parses it.
+struct plan_args {
+  std::string items, fpr, memory, kind, key_bytes = "24", excluded;
+  std::uint32_t value_bits = 0;
+  bool json = false;
+};
+
+/// A budget that buys a rate this high buys nothing useful: half the absent keys would pass.
+constexpr double useless_rate = 0.5;
+
+struct plan_row {
+  filter_kind kind;
+  std::optional<filter_plan> plan;
+  std::string problem;  // why there is no plan
+};
+
+int run_plan(const plan_options& o) {
+  std::vector<filter_kind> kinds;
+  if (o.kind) {
+    kinds.push_back(*o.kind);
+  } else {
+    kinds.assign(all_kinds.begin(), all_kinds.end());
+    // A kind with inputs of its own is planned when its input's size is given.
+    for (const filter_kind k : map_kinds)
+      if ((input_of(k) == kind_input::keys_with_values && o.value_bits) ||
+          (input_of(k) == kind_input::included_and_excluded && o.excluded))
+        kinds.push_back(k);
+  }
+  const double n = static_cast<double>(o.items);
+  // The largest filter blume builds: a bigger budget is capped, and says so.
+  const bool capped = o.memory_bytes && *o.memory_bytes > max_filter_bits / 8;
+  const std::uint64_t budget_bits = o.memory_bytes ? std::min<std::uint64_t>(*o.memory_bytes, max_filter_bits / 8) * 8 : 0;
+  std::vector<plan_row> rows;
+  double best_rate = 1;
+  bool any_useful = false;
+  for (const filter_kind k : kinds) {
+    plan_row row{k, std::nullopt, {}};
+    try {
+      if (input_of(k) == kind_input::included_and_excluded && o.excluded) {
+        visit_kind(k, [&](auto type) {  // its size follows from the two sets alone
+          if constexpr (decltype(type)::type::input == kind_input::included_and_excluded)
+            row.plan = decltype(type)::type::plan(o.items, *o.excluded);
+        });
+      } else if (o.memory_bytes) {
+        row.plan = plan_for_bits(o.items, budget_bits, k);
+        if (!(row.plan->predicted_fpr < useless_rate)) {
+          row.problem = "budget too small: the rate would be " + percent(row.plan->predicted_fpr);
+          row.plan.reset();
+        }
+      } else if (input_of(k) == kind_input::keys_with_values && o.value_bits) {
+        visit_kind(k, [&](auto type) {
+          if constexpr (decltype(type)::type::input == kind_input::keys_with_values)
+            row.plan = decltype(type)::type::plan(o.items, *o.fpr, *o.value_bits);
+        });
+      } else {
+        row.plan = plan_for(o.items, *o.fpr, k);
+      }
+    } catch (const invalid_argument& e) {
+      row.problem = e.what();
+    }
+    if (row.plan) {
+      any_useful = true;
+      if (input_of(k) != kind_input::included_and_excluded) best_rate = std::min(best_rate, row.plan->predicted_fpr);
+    }
+    rows.push_back(std::move(row));
+  }
+  if (o.memory_bytes && !any_useful)
+    throw invalid_argument("--memory " + human_bytes(static_cast<double>(*o.memory_bytes)) + " cannot hold " +
+                           std::to_string(o.items) + " items at any useful rate (" +
+                           fixed(static_cast<double>(budget_bits) / n, 3) + " bits per key; every kind's rate would be " +
+                           percent(useless_rate) + " or more)");
+  const double rate = o.fpr ? *o.fpr : best_rate;
+  // A std::unordered_set<std::string>: a 32-byte string object and an 8-byte hash in a node, malloc's
+  // 16-byte chunk header, a bucket pointer, and the key's own heap block once it outgrows the string's
+  // 15-byte inline buffer.
+  const double key_heap = o.key_bytes > 15 ? std::ceil((static_cast<double>(o.key_bytes) + 1 + 8) / 16) * 16 : 0;
+  const double set_bytes = n * (48 + 8 + 8 + key_heap);
+  const bool compare = o.fpr || o.memory_bytes;  // a cascade alone: no rate to compare with
+
+  if (o.json) {
+    std::string out = "{\"items\": " + std::to_string(o.items);
+    if (o.fpr) out += ", \"fpr\": " + json_number(*o.fpr);
+    if (o.memory_bytes)
+      out += ", \"memory_bytes\": " + std::to_string(*o.memory_bytes) + ", \"capped_to_bytes\": " +
+             (capped ? std::to_string(budget_bits / 8) : std::string("null"));
+    if (o.excluded) out += ", \"excluded\": " + std::to_string(*o.excluded);
+    out += ", \"kinds\": [";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const plan_row& r = rows[i];
+      out += (i ? ", " : "") + std::string("{\"kind\": ") + json_string(kind_name(r.kind));
+      if (r.plan) {
+        const bool exact = input_of(r.kind) == kind_input::included_and_excluded;
+        out += ", \"bits\": " + std::to_string(r.plan->bits) + ", \"bytes\": " + std::to_string(r.plan->bytes) +
+               ", \"hashes\": " + std::to_string(r.plan->hashes) + ", \"bits_per_key\": " +
+               json_number(r.plan->bits_per_key()) + ", \"predicted_fpr\": " +
+               (exact ? std::string("0") : json_number(r.plan->predicted_fpr));
+      } else {
+        out += ", \"error\": " + json_string(r.problem);
+      }
+      out += "}";
+    }
+    out += "]";
+    if (compare)
+      out += ", \"hash_set_bytes\": " + json_number(set_bytes) + ", \"minimum_bits_per_key\": " +
+             json_number(std::log2(1 / rate));
+    std::printf("%s}\n", out.c_str());
+    return 0;
+  }
+
+  if (o.memory_bytes) {
+    std::printf("%llu items in %s (%s bits per key)%s:\n\n", static_cast<unsigned long long>(o.items),
+                human_bytes(static_cast<double>(budget_bits / 8)).c_str(),
+                fixed(static_cast<double>(budget_bits) / n, 2).c_str(),
+                capped ? (", capped from " + human_bytes(static_cast<double>(*o.memory_bytes)) +
+                          ": the largest filter blume builds").c_str()
+                       : "");
+  } else if (o.fpr) {
+    std::printf("%llu items at a false-positive rate of %s:\n\n", static_cast<unsigned long long>(o.items),
+                percent(*o.fpr).c_str());
+  } else {
+    std::printf("%llu included keys against %llu excluded ones, exact on both:\n\n",
+                static_cast<unsigned long long>(o.items), static_cast<unsigned long long>(*o.excluded));
+  }
+  std::printf("%-12s %16s %12s %4s %9s %14s\n", "kind", "bits", "memory", "k", "bits/key", "predicted FPR");
+  for (const plan_row& r : rows) {
+    if (!r.plan) {
+      std::printf("%-12s %s\n", std::string(kind_name(r.kind)).c_str(), r.problem.c_str());
+      continue;
+    }
+    const filter_plan& p = *r.plan;
+    // A cascade's k column is its levels, and it has no false positives on its universe.
+    const bool exact = input_of(r.kind) == kind_input::included_and_excluded;
+    std::printf("%-12s %16llu %12s %4u %9s %14s\n", std::string(kind_name(r.kind)).c_str(),
+                static_cast<unsigned long long>(p.bits), human_bytes(static_cast<double>(p.bytes)).c_str(), p.hashes,
+                fixed(p.bits_per_key(), 2).c_str(), exact ? "exact" : percent(p.predicted_fpr).c_str());
+  }
+  if (!compare) return 0;
+  std::printf("\nfor comparison:\n");
+  std::printf("  a hash set of the keys (std::unordered_set<std::string>, %llu-byte keys): about %s\n",
+              static_cast<unsigned long long>(o.key_bytes), human_bytes(set_bytes).c_str());
+  std::printf("  the information-theoretic minimum at %s: log2(1/ε) = %s bits per key, %s\n", percent(rate).c_str(),
+              fixed(std::log2(1 / rate), 2).c_str(), human_bytes(n * std::log2(1 / rate) / 8).c_str());
+  return 0;
+}
+
+/// The plan's options from the command line, checked together.
+plan_options to_options(const plan_args& a, const CLI::App& plan) {
+  plan_options o;
+  o.items = parse_count(a.items, "--items", 1e15);
+  if (o.items == 0) throw invalid_argument("--items must be at least 1");
+  if (!a.fpr.empty()) o.fpr = parse_rate(a.fpr, "--fpr");
+  if (!a.memory.empty()) o.memory_bytes = parse_bytes(a.memory, "--memory");
+  if (!a.kind.empty()) o.kind = kind_option(a.kind);
+  if (plan.count("--value-bits") != 0) {
+    if (a.value_bits == 0 || a.value_bits > 32)
+      throw invalid_argument("--value-bits must be in [1, 32], got " + std::to_string(a.value_bits));
+    o.value_bits = a.value_bits;
+  }
+  if (!a.excluded.empty()) o.excluded = parse_count(a.excluded, "--excluded", 1e15);
+  const bool cascade_only = o.kind && input_of(*o.kind) == kind_input::included_and_excluded;  // exact: no rate
+  if (o.fpr.has_value() == o.memory_bytes.has_value() && !(cascade_only && !o.memory_bytes))
+    throw invalid_argument("give either --fpr or --memory");
+  if (o.kind && input_of(*o.kind) == kind_input::keys_with_values && !o.value_bits)
+    throw invalid_argument("--kind bloomier: give the values' width with --value-bits");
+  if (cascade_only && !o.excluded) throw invalid_argument("--kind cascade: give the excluded set's size with --excluded");
+  o.key_bytes = parse_count(a.key_bytes, "--key-bytes", 1e6);
+  o.json = a.json;
+  return o;
+}
+
+}  // namespace
+
+void register_plan(CLI::App& app, int& status) {
+  const auto a = std::make_shared<plan_args>();
+  CLI::App* plan = app.add_subcommand("plan", "Size a filter: bits, memory, k and predicted FPR for each kind");
+  plan->add_option("--items", a->items, "keys the filter must hold (e.g. 100M)")->required();
+  plan->add_option("--fpr", a->fpr, "target false-positive rate (1% or 0.01)");
+  plan->add_option("--memory", a->memory, "memory budget instead of a rate (e.g. 120MiB): what FPR it gives");
+  plan->add_option("--kind", a->kind, kinds_help() + " (default: every kind)");
+  plan->add_option("--key-bytes", a->key_bytes, "average key length, for the hash-set comparison")->capture_default_str();
+  plan->add_option("--value-bits", a->value_bits, "bloomier: bits per value (1-32); adds the bloomier row");
+  plan->add_option("--excluded", a->excluded,
+                   "cascade: keys of the excluded set (--items is the included set); adds the cascade row");
+  plan->add_flag("--json", a->json, "one JSON object");
+  plan->callback([a, plan, &status] { status = run_plan(to_options(*a, *plan)); });
+}
+
+}  // namespace blume::cli

@@ -1,0 +1,79 @@
+// `blume query`: maybe or no (yes for a cascade, absent for a filter that forgets, the value for a map) for
+// each key given as an argument or read from standard input.
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "blume/any_filter.hpp"
+#include "shared.hpp"
+
+namespace blume::cli {
+
+namespace {
+
+int run_query(const query_options& o) {
+  const any_filter filter = open_filter(o.file);
+  bool any_no = false;
+  output out;
+  std::vector<char> answers;
+  std::visit(
+      [&](const auto& f) {
+        for_each_batch(o, [&](const std::vector<std::string_view>& batch) {
+          answers.assign(batch.size(), 0);
+          using F = std::decay_t<decltype(f)>;
+          if constexpr (F::input == kind_input::keys_with_values) {
+            // A map answers with the key's value.
+            for (const std::string_view k : batch) {
+              const auto value = f.find(k);
+              any_no |= !value.has_value();
+              if (o.quiet) continue;
+              out.add(k);
+              out.add(value ? "\t" + std::to_string(*value) + "\n" : std::string("\tno\n"));
+            }
+            out.flush();
+            return;
+          }
+          if constexpr (requires { f.contains_many(batch, answers.begin()); }) {
+            f.contains_many(batch, answers.begin());
+          } else {
+            for (std::size_t i = 0; i < batch.size(); ++i) answers[i] = f.contains(batch[i]);
+          }
+          for (std::size_t i = 0; i < batch.size(); ++i) {
+            any_no |= answers[i] == 0;
+            if (o.quiet) continue;
+            out.add(batch[i]);
+            // A cascade is exact on the keys it was built from: "yes" rather than "maybe". A filter that
+            // forgets cannot say "no", only that the key was not seen recently.
+            out.add(answers[i] != 0 ? (F::input == kind_input::included_and_excluded ? "\tyes\n" : "\tmaybe\n")
+                                    : (forgets_v<F> ? "\tabsent\n" : "\tno\n"));
+          }
+          out.flush();  // answers keep pace with an interactive stream
+        });
+      },
+      filter);
+  return any_no ? 1 : 0;
+}
+
+}  // namespace
+
+void register_query(CLI::App& app, int& status) {
+  const auto a = std::make_shared<key_args>();
+  CLI::App* query = app.add_subcommand(
+      "query", "Answer KEY<tab>maybe or KEY<tab>no for each key (arguments or stdin); stable and aging filters "
+               "answer KEY<tab>absent for keys not seen recently (they forget by design)");
+  add_key_options(*query, *a);
+  query->add_flag("--quiet,-q", a->options.quiet,
+                  "print nothing; exit 0 if every key may be present, 1 if one is certainly absent (for stable "
+                  "and aging filters: not seen recently)");
+  query->callback([a, &status] {
+    a->options.format = format_option(a->format);
+    status = run_query(a->options);
+  });
+}
+
+}  // namespace blume::cli

@@ -1,0 +1,108 @@
+// `blume add` and `blume erase`: keys (arguments or standard input) inserted into or removed from a filter
+// file in place, under the file's lock. The two share everything but the step taken for each key.
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "blume/any_filter.hpp"
+#include "filter_ops.hpp"
+#include "shared.hpp"
+
+namespace blume::cli {
+
+namespace {
+
+enum class update { add, erase };
+
+int run_update(const query_options& o, update what) {
+  std::optional<file_lock> lock;
+  lock_target(lock, o.file, o.no_wait);  // held until the new file has replaced the old one
+  file_header header;
+  any_filter filter = open_filter(o.file, verify::full, &header);
+  const filter_design design = header.design;
+  std::uint64_t done = 0, total = 0, refused = 0;
+  output out;
+  std::visit(
+      [&](auto& f) {
+        using F = std::decay_t<decltype(f)>;
+        if (what == update::erase && !can_erase<F>)
+          throw invalid_argument("erase is not sound for a '" + std::string(kind_name(F::kind)) +
+                                 "' filter (it cannot forget keys): use a counting, cuckoo or quotient filter");
+        for_each_batch(o, [&](const std::vector<std::string_view>& batch) {
+          for (const std::string_view k : batch) {
+            ++total;
+            if (what == update::add) {
+              if constexpr (takes_inserts<F>) {
+                if constexpr (may_be_full<F>) {
+                  refused += !insert_stored(f, k);
+                } else {
+                  f.insert(k);
+                }
+                ++done;
+              } else {
+                throw invalid_argument("a '" + std::string(kind_name(F::kind)) +
+                                       "' filter is static: build it again from all the keys (blume build)");
+              }
+            } else if constexpr (can_erase<F>) {
+              const bool erased = f.erase(k);
+              done += erased;
+              if (!o.quiet) {
+                out.add(k);
+                out.add(erased ? "\terased\n" : "\tnot found\n");
+              }
+            }
+          }
+        });
+      },
+      filter);
+  if (refused != 0)
+    throw invalid_argument("the filter is full: " + std::to_string(refused) + " of " + std::to_string(total) +
+                           " keys did not fit (nothing was written)");
+  if (what == update::add && !o.allow_overfill)
+    std::visit(
+        [&](const auto& f) {
+          refuse_overfill(f, design, "adding " + std::to_string(total) + " keys to '" + o.file + "'",
+                          "nothing was written; build a larger filter from all the keys");
+        },
+        filter);
+  save_filter(filter, o.file, design);
+  out.flush();
+  return what == update::erase && done != total ? 1 : 0;
+}
+
+}  // namespace
+
+void register_add(CLI::App& app, int& status) {
+  const auto a = std::make_shared<key_args>();
+  CLI::App* add = app.add_subcommand("add", "Insert keys (arguments or stdin) into a filter file, in place");
+  add_key_options(*add, *a);
+  add->add_flag("--allow-overfill", a->options.allow_overfill,
+                "add keys past the capacity the filter was planned for (its rate then exceeds the target)");
+  add->add_flag("--no-wait", a->options.no_wait, "fail at once if another writer holds the file");
+  add->callback([a, &status] {
+    a->options.format = format_option(a->format);
+    a->options.quiet = true;
+    status = run_update(a->options, update::add);
+  });
+}
+
+void register_erase(CLI::App& app, int& status) {
+  const auto a = std::make_shared<key_args>();
+  CLI::App* erase = app.add_subcommand("erase", "Remove keys from a counting, cuckoo or quotient filter file");
+  add_key_options(*erase, *a);
+  erase->add_flag("--quiet,-q", a->options.quiet, "print nothing; exit 1 if a key was not found");
+  erase->add_flag("--no-wait", a->options.no_wait, "fail at once if another writer holds the file");
+  erase->callback([a, &status] {
+    a->options.format = format_option(a->format);
+    status = run_update(a->options, update::erase);
+  });
+}
+
+}  // namespace blume::cli
