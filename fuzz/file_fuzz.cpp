@@ -25,8 +25,9 @@ namespace {
   std::abort();
 }
 
+/// Kinds whose answers depend on the time (a window in time): every call gets the run's one clock reading.
 template <class F>
-constexpr bool takes_time = F::kind == blume::aging_bloom_filter<>::kind;
+constexpr bool takes_time = requires(const F& f) { f.contains(std::uint64_t{1}, std::chrono::system_clock::time_point{}); };
 
 template <class F>
 bool contains(const F& f, std::uint64_t key, std::chrono::system_clock::time_point now) {
@@ -43,10 +44,10 @@ bool insert(F& f, std::uint64_t key, std::chrono::system_clock::time_point now) 
   if constexpr (takes_time<F>) {
     f.insert(key, now);
     return true;
-  } else if constexpr (F::kind == blume::scalable_bloom_filter<>::kind) {
-    return f.try_insert(key) != blume::insert_result::full;
-  } else if constexpr (F::kind == blume::cuckoo_filter<>::kind || F::kind == blume::quotient_filter<>::kind) {
-    return f.insert(key);
+  } else if constexpr (requires { f.try_insert(key) == blume::insert_result::full; }) {
+    return f.try_insert(key) != blume::insert_result::full;  // insert's false also means "present"
+  } else if constexpr (blume::may_be_full<F>) {
+    return f.insert(key);  // a full table's insert says so
   } else {
     f.insert(key);
     return true;

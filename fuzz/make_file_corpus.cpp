@@ -49,12 +49,12 @@ F full(F f) {
 any_filter sample(filter_kind kind) {
   constexpr std::uint64_t items = 40;
   constexpr double fpr = 0.05;
-  if (kind == blume::bloomier_filter<>::kind) {
+  if (input_of(kind) == kind_input::keys_with_values) {
     std::vector<std::uint32_t> values(items);
     for (std::uint32_t i = 0; i < items; ++i) values[i] = i % 16;
     return bloomier_filter<>::build(keys(items), values, 4);
   }
-  if (kind == blume::cascade_filter::kind) return cascade_filter::build(keys(items), keys(4 * items, items));
+  if (input_of(kind) == kind_input::included_and_excluded) return cascade_filter::build(keys(items), keys(4 * items, items));
   if (kind == blume::aging_bloom_filter<>::kind) return aging({}, items / 2);
   if (is_static(kind)) {
     std::vector<std::uint64_t> lows;
@@ -77,13 +77,11 @@ void write(const std::filesystem::path& dir, const std::string& name, const any_
   std::printf("%s: %ju bytes\n", path.c_str(), static_cast<std::uintmax_t>(std::filesystem::file_size(path)));
 }
 
-template <std::size_t I = 0>
 void write_every_kind(const std::filesystem::path& dir) {
-  if constexpr (I < std::variant_size_v<any_filter>) {
-    constexpr filter_kind kind = std::variant_alternative_t<I, any_filter>::kind;
-    write(dir, std::string(kind_name(kind)), sample(kind));
-    write_every_kind<I + 1>(dir);
-  }
+  for_each_kind([&](auto type) {
+    using F = typename decltype(type)::type;
+    write(dir, std::string(F::name), sample(F::kind));
+  });
 }
 
 }  // namespace

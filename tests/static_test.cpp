@@ -18,8 +18,11 @@ using blume_test::present_keys;
 
 template <class F>
 class StaticFilter : public ::testing::Test {};
-using static_types =
-    ::testing::Types<blume::xor8_filter<>, blume::xor16_filter<>, blume::fuse8_filter<>, blume::fuse16_filter<>>;
+/// The static kinds built from keys alone (the Golomb-coded set also takes its rate).
+template <class F>
+struct built_from_keys
+    : std::bool_constant<F::is_static && requires(const std::vector<std::uint64_t>& k) { F::build(k); }> {};
+using static_types = blume_test::kinds_where<built_from_keys, blume::filter_types>::type;
 TYPED_TEST_SUITE(StaticFilter, static_types);
 
 /// |measured − 2^−f| within 5 standard deviations of a binomial with `probes` trials, plus one count.

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -109,10 +110,24 @@ inline void write_file_bytes(const std::filesystem::path& path, const std::vecto
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
-/// The filter kinds built on basic_bloom_filter, for TYPED_TEST_SUITE.
-using filter_types = ::testing::Types<blume::bloom_filter<>, blume::partitioned_bloom_filter<>,
-                                      blume::blocked_bloom_filter<>, blume::split_block_bloom_filter<>,
-                                      blume::counting_bloom_filter<>>;
+/// The kinds of the library's one list (blume::filter_types) for which Keep<F>::value holds, as a
+/// ::testing::Types list for TYPED_TEST_SUITE: a kind added to the list joins the typed tests it qualifies for.
+template <template <class> class Keep, class List, class... Kept>
+struct kinds_where;
+template <template <class> class Keep, class... Kept>
+struct kinds_where<Keep, blume::kind_list<>, Kept...> {
+  using type = ::testing::Types<Kept...>;
+};
+template <template <class> class Keep, class F, class... Rest, class... Kept>
+struct kinds_where<Keep, blume::kind_list<F, Rest...>, Kept...>
+    : std::conditional_t<Keep<F>::value, kinds_where<Keep, blume::kind_list<Rest...>, Kept..., F>,
+                         kinds_where<Keep, blume::kind_list<Rest...>, Kept...>> {};
+
+template <class F>
+struct is_bit_array : std::bool_constant<blume::bit_array_filter<F>> {};
+
+/// The bit-array kinds (built on basic_bloom_filter), for TYPED_TEST_SUITE.
+using filter_types = kinds_where<is_bit_array, blume::filter_types>::type;
 
 /// Names typed tests after the kind ("bloom", "partitioned", "blocked", "split_block").
 struct kind_names {

@@ -125,14 +125,17 @@ class BuildQueryInfo(Tool):
         self.assertIn("predicted FPR now", text)
 
     def test_json_is_valid_for_every_kind(self):
-        for kind in ("bloom", "partitioned", "blocked", "split-block", "counting", "cuckoo", "quotient", "scalable",
-                     "stable", "aging", "xor8", "xor16", "fuse8", "fuse16", "gcs"):
+        # The kinds built from one key set, as the tool lists them: a kind added to the library is tested here.
+        kinds = [row["kind"] for row in json.loads(run("plan", "--items", "30k", "--fpr", "1%", "--json").stdout)["kinds"]]
+        self.assertIn("split-block", kinds)
+        for kind in kinds:
             f = self.build(f"{kind}.blume", "--kind", kind, items="30k")
             tool = subprocess.run(["/usr/bin/python3", "-m", "json.tool"], input=run("info", "--json", f).stdout,
                                   capture_output=True)
             self.assertEqual(tool.returncode, 0, (kind, tool.stderr))
-            self.assertEqual(json.loads(tool.stdout)["kind"], kind)
-            if kind not in ("stable", "aging"):  # these forget by design
+            info = json.loads(tool.stdout)
+            self.assertEqual(info["kind"], kind)
+            if not info["forgets"]:  # the forgetting kinds may rightly answer "absent"
                 self.assertEqual(run("query", "-q", f, *KEYS[:500]).returncode, 0, kind)
 
     def test_stdin_and_file_input_give_the_same_filter(self):
