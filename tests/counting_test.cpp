@@ -172,7 +172,7 @@ TEST(CountingFilter, FileRecordsTheCounterWidth) {
   blume::counting_bloom_filter<8> wide(1000, 0.01);
   wide.insert("x");
   const auto bytes = blume::to_bytes(wide);
-  EXPECT_EQ(blume::decode_header(bytes).block_bits, 8u);
+  EXPECT_EQ(blume::decode_header(bytes).layout, 8u);
   EXPECT_TRUE(blume::from_bytes<blume::counting_bloom_filter<8>>(bytes) == wide);
   const std::string message = blume_test::message_of<blume::format_error>(
       [&] { blume::from_bytes<blume::counting_bloom_filter<4>>(bytes); });

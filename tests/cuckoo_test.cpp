@@ -478,9 +478,9 @@ TEST(CuckooFormat, HeaderRecordsTheGeometry) {
   const cuckoo f = grown_filter();
   const blume::file_header h = blume::decode_header(blume::to_bytes(f));
   EXPECT_EQ(h.kind, blume::cuckoo_filter<>::kind);
-  EXPECT_EQ(h.bits, 40u);
-  EXPECT_EQ(h.hashes, 12u);
-  EXPECT_EQ(h.block_bits, 4u);
+  EXPECT_EQ(h.primary, 40u);
+  EXPECT_EQ(h.secondary, 12u);
+  EXPECT_EQ(h.layout, 4u);
   EXPECT_EQ(h.seed, 99u);
   EXPECT_EQ(h.inserted, 600u);
   EXPECT_EQ(h.extra[0], 2u);
@@ -595,11 +595,11 @@ TEST(CuckooFormat, TheStoredCountMustMatchTheTables) {
 TEST(CuckooFormat, HostileParametersAreRejected) {
   const auto good = blume::to_bytes(grown_filter());
   const std::vector<std::function<void(blume::file_header&)>> edits = {
-      [](blume::file_header& h) { h.bits = 0; },
-      [](blume::file_header& h) { h.bits = std::uint64_t{1} << 60; },
-      [](blume::file_header& h) { h.hashes = 10; },
-      [](blume::file_header& h) { h.block_bits = 0; },
-      [](blume::file_header& h) { h.block_bits = 256; },
+      [](blume::file_header& h) { h.primary = 0; },
+      [](blume::file_header& h) { h.primary = std::uint64_t{1} << 60; },
+      [](blume::file_header& h) { h.secondary = 10; },
+      [](blume::file_header& h) { h.layout = 0; },
+      [](blume::file_header& h) { h.layout = 256; },
       [](blume::file_header& h) { h.extra[0] = 0; },                 // more than one sub-filter without growth
       [](blume::file_header& h) { h.extra[0] = std::uint64_t{1} << 40; },
       [](blume::file_header& h) { h.extra[1] = 70'000; },
@@ -631,9 +631,9 @@ TEST(CuckooFormat, AFileOfManySubFiltersOpensInLinearTime) {
   h.kind = blume::cuckoo_filter<>::kind;
   h.hash = cuckoo::hasher_type::id;
   h.seed = cuckoo::hasher_type::default_seed;
-  h.bits = g.buckets;
-  h.hashes = g.fingerprint_bits;
-  h.block_bits = g.bucket_size;
+  h.primary = g.buckets;
+  h.secondary = g.fingerprint_bits;
+  h.layout = g.bucket_size;
   h.extra = {g.expansion, g.max_kicks, count, g.max_filters, 0, 0};
   h.payload_size = count * g.table_bytes(g.buckets);
   ASSERT_EQ(h.payload_size, 4u << 20);

@@ -152,10 +152,10 @@ TYPED_TEST(Format, ReadHeaderDescribesTheFilter) {
   EXPECT_EQ(h.version, blume::format_version);
   EXPECT_EQ(h.kind, TypeParam::kind);
   EXPECT_EQ(h.hash, blume::hash_id::xxh3_128);
-  EXPECT_EQ(h.block_bits, TypeParam::layout_type::block_bits);
+  EXPECT_EQ(h.layout, TypeParam::layout_type::block_bits);
   EXPECT_EQ(h.seed, f.seed());
-  EXPECT_EQ(h.bits, f.bits());
-  EXPECT_EQ(h.hashes, f.hashes());
+  EXPECT_EQ(h.primary, f.bits());
+  EXPECT_EQ(h.secondary, f.hashes());
   EXPECT_EQ(h.inserted, f.inserted());
   EXPECT_EQ(h.payload_size, f.storage().size());
 }
@@ -329,10 +329,10 @@ blume::file_header classic_header(std::uint64_t bits, std::uint32_t hashes) {
   blume::file_header h;
   h.kind = blume::bloom_filter<>::kind;
   h.hash = blume::hash_id::xxh3_128;
-  h.block_bits = 0;
+  h.layout = 0;
   h.seed = 1;
-  h.bits = bits;
-  h.hashes = hashes;
+  h.primary = bits;
+  h.secondary = hashes;
   h.payload_size = (bits + 63) / 64 * 8;
   return h;
 }
@@ -356,7 +356,7 @@ TEST(ForgedHeader, HashCountOutOfRangeIsRejected) {
 TEST(ForgedHeader, BlockedBitCountNotAMultipleOfTheBlockIsRejected) {
   blume::file_header h = classic_header(1000, 4);
   h.kind = blume::blocked_bloom_filter<>::kind;
-  h.block_bits = 512;
+  h.layout = 512;
   h.payload_size = 125;
   EXPECT_THROW(blume::from_bytes<blume::blocked_bloom_filter<>>(forge(h, bytes(125))), format_error);
 }
@@ -364,7 +364,7 @@ TEST(ForgedHeader, BlockedBitCountNotAMultipleOfTheBlockIsRejected) {
 TEST(ForgedHeader, SplitBlockHashCountOtherThanEightIsRejected) {
   blume::file_header h = classic_header(2560, 7);
   h.kind = blume::split_block_bloom_filter<>::kind;
-  h.block_bits = 256;
+  h.layout = 256;
   h.payload_size = 320;
   EXPECT_THROW(blume::from_bytes<blume::split_block_bloom_filter<>>(forge(h, bytes(320))), format_error);
 }
@@ -392,7 +392,7 @@ TEST(ForgedHeader, AnotherHashFunctionIsRejectedByAnXxh3Filter) {
 
 TEST(ForgedHeader, BlockSizeNotMatchingTheKindIsRejected) {
   blume::file_header h = classic_header(1024, 3);
-  h.block_bits = 512;
+  h.layout = 512;
   EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(128))); }),
                        "block size"));
 }

@@ -98,7 +98,7 @@ TEST(GolombCodedSetFormat, ForgedOffsetsNeverReadOutsideTheStream) {
   const gcs s = gcs::build(blume_test::present_keys(5'000), 6, 3, 64);
   auto bytes = blume::to_bytes(s);
   blume::file_header h = blume::decode_header(bytes);
-  const std::size_t offsets_at = blume::header_size + h.bits / 8;
+  const std::size_t offsets_at = blume::header_size + h.primary / 8;
   for (std::size_t i = 0; i < 40; ++i) {
     auto bad = bytes;
     bad[offsets_at + i * 4 + 1] ^= std::byte{0x7f};

@@ -54,9 +54,9 @@ std::vector<std::byte> forge(const std::vector<std::byte>& good, std::mt19937_64
       file_header h = decode_header(bytes);
       const std::uint64_t v = rng() % 3 == 0 ? rng() : rng() % 2 ? rng() % 70 : std::uint64_t{1} << (rng() % 64);
       switch (rng() % 9) {
-        case 0: h.bits = v; break;
-        case 1: h.hashes = static_cast<std::uint32_t>(v); break;
-        case 2: h.block_bits = static_cast<std::uint32_t>(v); break;
+        case 0: h.primary = v; break;
+        case 1: h.secondary = static_cast<std::uint32_t>(v); break;
+        case 2: h.layout = static_cast<std::uint32_t>(v); break;
         case 3: h.inserted = v; break;
         case 4: h.seed = v; break;
         default: h.extra[rng() % h.extra.size()] = v; break;

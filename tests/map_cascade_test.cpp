@@ -175,11 +175,11 @@ TEST(BloomierFilter, TruncatedCorruptAndForgedFilesAreRejected) {
   EXPECT_THROW(blume::from_bytes<blume::bloomier_filter<>>(flipped), blume::format_error);
 
   const std::vector<std::function<void(blume::file_header&, std::byte*)>> forgeries = {
-      [](blume::file_header& h, std::byte*) { h.block_bits = 33; },          // value bits
-      [](blume::file_header& h, std::byte*) { h.hashes = 0; },           // check bits
+      [](blume::file_header& h, std::byte*) { h.layout = 33; },          // value bits
+      [](blume::file_header& h, std::byte*) { h.secondary = 0; },           // check bits
       [](blume::file_header& h, std::byte*) { h.extra[1] = 3; },         // segment length
       [](blume::file_header& h, std::byte*) { h.extra[2] = 1ull << 50; },  // segment count
-      [](blume::file_header& h, std::byte*) { h.bits += 8; },            // slots disagree
+      [](blume::file_header& h, std::byte*) { h.primary += 8; },            // slots disagree
       [](blume::file_header& h, std::byte*) { h.inserted = 1ull << 40; },           // more keys than slots
       [](blume::file_header& h, std::byte*) { h.extra[4] = 1; },         // reserved
       [](blume::file_header& h, std::byte* p) { p[h.payload_size - 1] = std::byte{1}; },  // padding bit
@@ -225,9 +225,9 @@ TEST(CascadeFilter, TruncatedCorruptAndForgedFilesAreRejected) {
   const std::byte* table = bytes.data() + blume::header_size;
   const std::uint64_t level0_bits = u64_at(table);
   const std::vector<std::function<void(blume::file_header&, std::byte*)>> forgeries = {
-      [](blume::file_header& h, std::byte*) { h.hashes = 65; },        // too many levels
-      [](blume::file_header& h, std::byte*) { h.bits += 1; },          // not whole words
-      [](blume::file_header& h, std::byte*) { h.block_bits = 1; },
+      [](blume::file_header& h, std::byte*) { h.secondary = 65; },        // too many levels
+      [](blume::file_header& h, std::byte*) { h.primary += 1; },          // not whole words
+      [](blume::file_header& h, std::byte*) { h.layout = 1; },
       [](blume::file_header& h, std::byte*) { h.extra[3] = 9; },       // reserved
       [](blume::file_header&, std::byte* p) { put_u64(p, 0); },                   // a level of no bits
       [](blume::file_header&, std::byte* p) { put_u64(p + 8, 65); },              // too many hashes
@@ -253,7 +253,7 @@ TEST(BloomierPlan, IsTheBuiltMapsSizeAndRate) {
   EXPECT_EQ(plan.hashes, 8u) << "⌈log2(1/0.004)⌉ check bits";
   EXPECT_EQ(plan.predicted_fpr, std::ldexp(1.0, -8));
   const auto map = blume::bloomier_filter<>::build(keys, values, 10, plan.hashes);
-  EXPECT_EQ(map.parameters().bits, plan.bits);
+  EXPECT_EQ(map.parameters().primary, plan.bits);
   // 1.125 to 1.25 slots per key of f + v bits (the binary fuse layout needs more at small n).
   EXPECT_GT(plan.bits_per_key(), 18 * 1.125);
   EXPECT_LT(plan.bits_per_key(), 18 * 1.25);
@@ -272,8 +272,8 @@ TEST(CascadePlan, PredictsTheBuiltCascadesSize) {
     const blume::cascade_filter c = blume::cascade_filter::build(included, excluded);
     const blume::filter_plan plan = blume::plan_cascade(r, s);
     EXPECT_EQ(plan.predicted_fpr, 0.0) << "exact on the universe";
-    EXPECT_NEAR(static_cast<double>(plan.bits), static_cast<double>(c.parameters().bits),
-                0.1 * static_cast<double>(c.parameters().bits));
+    EXPECT_NEAR(static_cast<double>(plan.bits), static_cast<double>(c.parameters().primary),
+                0.1 * static_cast<double>(c.parameters().primary));
     // The deepest levels hold a handful of keys each, so their number follows the real false positives.
     EXPECT_NEAR(static_cast<double>(plan.hashes), static_cast<double>(c.level_count()),
                 std::max(3.0, 0.2 * static_cast<double>(c.level_count())))

@@ -295,7 +295,7 @@ TEST(QuotientFormat, OddSlotCountsRoundTrip) {
   quotient f = quotient::with_slots(1'000'003, 7, 99);
   ASSERT_EQ(f.insert_many(blume_test::present_keys(900'000)), 900'000u);
   const auto bytes = blume::to_bytes(f);
-  EXPECT_EQ(blume::decode_header(bytes).bits, 1'000'003u);
+  EXPECT_EQ(blume::decode_header(bytes).primary, 1'000'003u);
   EXPECT_EQ(bytes.size(), blume::header_size + (1'000'003u * 10 + 63) / 64 * 8);
   const quotient g = blume::from_bytes<quotient>(bytes);
   EXPECT_TRUE(g == f);
@@ -557,9 +557,9 @@ TEST(QuotientFormat, RoundTripsThroughBytesFilesAndMappings) {
   const auto bytes = blume::to_bytes(f);
   const blume::file_header h = blume::decode_header(bytes);
   EXPECT_EQ(h.kind, blume::quotient_filter<>::kind);
-  EXPECT_EQ(h.bits, 128u);
-  EXPECT_EQ(h.hashes, 5u);
-  EXPECT_EQ(h.block_bits, 0u) << "the layout field is 0";
+  EXPECT_EQ(h.primary, 128u);
+  EXPECT_EQ(h.secondary, 5u);
+  EXPECT_EQ(h.layout, 0u) << "the layout field is 0";
   EXPECT_EQ(h.inserted, 110u);
   EXPECT_TRUE(blume::from_bytes<quotient>(bytes) == f);
   blume_test::temp_dir dir;
@@ -643,9 +643,9 @@ TEST(QuotientFormat, AWrongFingerprintCountIsRejected) {
 
 TEST(QuotientFormat, InvalidHeaderParametersAreRejected) {
   const auto bytes = blume::to_bytes(sample_filter());
-  for (auto change : {+[](blume::file_header& h) { h.block_bits = 7; }, +[](blume::file_header& h) { h.hashes = 0; },
-                      +[](blume::file_header& h) { h.bits = 100; }, +[](blume::file_header& h) { h.bits = 1; },
-                      +[](blume::file_header& h) { h.bits = 0; }, +[](blume::file_header& h) { h.hashes = 33; },
+  for (auto change : {+[](blume::file_header& h) { h.layout = 7; }, +[](blume::file_header& h) { h.secondary = 0; },
+                      +[](blume::file_header& h) { h.primary = 100; }, +[](blume::file_header& h) { h.primary = 1; },
+                      +[](blume::file_header& h) { h.primary = 0; }, +[](blume::file_header& h) { h.secondary = 33; },
                       +[](blume::file_header& h) { h.extra[2] = 1; }}) {
     auto damaged = bytes;
     blume::file_header h = blume::decode_header(damaged);

@@ -191,7 +191,7 @@ TEST(ScalableFilter, EveryHeaderByteFlipAndTruncationIsRejected) {
 TEST(ScalableFilter, ForgedLayerCountIsRefusedBeforeAllocating) {
   const auto bytes = blume::to_bytes(filled(50, 0.01, 10));
   blume::file_header h = blume::decode_header(bytes);
-  h.hashes = 60;  // 60 layers of doubling capacity: far more than 2^40 bits, and more than the file holds
+  h.secondary = 60;  // 60 layers of doubling capacity: far more than 2^40 bits, and more than the file holds
   const auto header = blume::encode_header(h);
   auto forged = bytes;
   std::copy(header.begin(), header.end(), forged.begin());
@@ -271,8 +271,8 @@ struct counted_layers : blume::plan_layers<blume::partitioned_bloom_filter<>> {
 TEST(ScalableFilter, AFileOfManyLayersOpensInLinearTime) {
   using chain = blume::scalable_bloom_filter<blume::partitioned_bloom_filter<>, counted_layers>;
   blume::filter_parameters p;
-  p.bits = 1;  // capacity of each layer
-  p.hashes = blume::scalable_max_layers;
+  p.primary = 1;  // capacity of each layer
+  p.secondary = blume::scalable_max_layers;
   p.layout = static_cast<std::uint32_t>(chain::layer_type::kind);
   p.extra = {std::bit_cast<std::uint64_t>(0.01), std::bit_cast<std::uint64_t>(1.0),
              std::bit_cast<std::uint64_t>(0.995), 0, blume::scalable_max_layers, 0};
@@ -280,9 +280,9 @@ TEST(ScalableFilter, AFileOfManyLayersOpensInLinearTime) {
   h.kind = blume::scalable_bloom_filter<>::kind;
   h.hash = chain::hasher_type::id;
   h.seed = chain::hasher_type::default_seed;
-  h.bits = p.bits;
-  h.hashes = p.hashes;
-  h.block_bits = p.layout;
+  h.primary = p.primary;
+  h.secondary = p.secondary;
+  h.layout = p.layout;
   h.extra = p.extra;
   h.payload_size = chain::payload_size(p, {});  // no layer table: the policy gives the geometry
   std::vector<std::byte> bytes(blume::header_size + h.payload_size);  // every layer empty

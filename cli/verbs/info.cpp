@@ -51,9 +51,9 @@ int run_info(const std::string& file, bool json) {
   }
   add("hash", h.hash == hash_id::xxh3_128 ? "xxh3-128" : "murmur64a", json_string(h.hash == hash_id::xxh3_128 ? "xxh3-128" : "murmur64a"));
   integer("seed", h.seed);
-  integer("bits", h.bits);
-  integer("hashes", h.hashes);
-  integer("layout", h.block_bits);
+  integer("bits", h.primary);
+  integer("hashes", h.secondary);
+  integer("layout", h.layout);
   integer("inserted", h.inserted);
   std::visit(
       [&](const auto& f) {

@@ -163,8 +163,8 @@ class aging_bloom_filter {
   //      written before it was (buffer bits and hashes 0) get the geometry the planner gave then.
   filter_parameters parameters() const noexcept {
     filter_parameters p;
-    p.bits = window_;
-    p.hashes = static_cast<std::uint32_t>(active_);
+    p.primary = window_;
+    p.secondary = static_cast<std::uint32_t>(active_);
     p.layout = static_cast<std::uint32_t>(Buffer::kind);
     p.extra = {std::bit_cast<std::uint64_t>(fpr_), static_cast<std::uint64_t>(window_time_.count()),
                buffers_[0].bits(), buffers_[0].hashes(), 0, 0};
@@ -188,23 +188,23 @@ class aging_bloom_filter {
     std::memcpy(meta, payload.data(), sizeof meta);
     // A buffer takes (window + 1) / 2 items before the other takes over; more was never written.
     for (int b : {0, 1})
-      if (meta[b] > (p.bits + 1) / 2)
+      if (meta[b] > (p.primary + 1) / 2)
         throw format_error("aging filter: buffer " + std::to_string(b) + " counts " + std::to_string(meta[b]) +
-                           " items, more than its share of the window (" + std::to_string((p.bits + 1) / 2) + ")");
+                           " items, more than its share of the window (" + std::to_string((p.primary + 1) / 2) + ")");
     auto buffer_at = [&](int b) {
       byte_storage part = byte_storage::allocate(size);
       if (size != 0) std::memcpy(part.data(), payload.data() + 32 + b * size, size);
       return Buffer::from_payload(bp, seed, meta[b], std::move(part));
     };
     aging_bloom_filter f(p, buffer_at(0), buffer_at(1));
-    f.active_ = static_cast<int>(p.hashes);
+    f.active_ = static_cast<int>(p.secondary);
     std::memcpy(f.meta_, meta, sizeof meta);
     return f;
   }
 
  private:
   aging_bloom_filter(const filter_parameters& p, Buffer b0, Buffer b1)
-      : window_(p.bits), fpr_(std::bit_cast<double>(p.extra[0])),
+      : window_(p.primary), fpr_(std::bit_cast<double>(p.extra[0])),
         window_time_(static_cast<std::int64_t>(p.extra[1])), buffers_{std::move(b0), std::move(b1)} {}
 
   static Buffer make_buffer(std::uint64_t window, double fpr, std::uint64_t seed) {
@@ -214,26 +214,26 @@ class aging_bloom_filter {
   static void check_parameters(const filter_parameters& p) {
     if (p.layout != static_cast<std::uint32_t>(Buffer::kind))
       throw invalid_argument("aging filter: buffer kind " + std::to_string(p.layout) + " is not " + std::string(Buffer::name));
-    if (p.hashes > 1) throw invalid_argument("aging filter: active buffer " + std::to_string(p.hashes) + " is not 0 or 1");
+    if (p.secondary > 1) throw invalid_argument("aging filter: active buffer " + std::to_string(p.secondary) + " is not 0 or 1");
     if (p.extra[1] > static_cast<std::uint64_t>(INT64_MAX)) throw invalid_argument("aging filter: window time out of range");
     if ((p.extra[2] == 0) != (p.extra[3] == 0) || p.extra[3] > UINT32_MAX)
       throw invalid_argument("aging filter: buffer geometry " + std::to_string(p.extra[2]) + " bits, " +
                              std::to_string(p.extra[3]) + " hashes is not possible");
     for (std::size_t i = 4; i < p.extra.size(); ++i)
       if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
-    if (p.bits < 2) throw invalid_argument("aging filter: the window must hold at least 2 items, got " + std::to_string(p.bits));
-    detail::check_plan_inputs(p.bits, std::bit_cast<double>(p.extra[0]));
+    if (p.primary < 2) throw invalid_argument("aging filter: the window must hold at least 2 items, got " + std::to_string(p.primary));
+    detail::check_plan_inputs(p.primary, std::bit_cast<double>(p.extra[0]));
   }
   static filter_parameters buffer_parameters(const filter_parameters& p) {
     filter_parameters bp;
     bp.layout = Buffer::layout_type::block_bits;
     if (p.extra[2] != 0) {
-      bp.bits = p.extra[2];
-      bp.hashes = static_cast<std::uint32_t>(p.extra[3]);
+      bp.primary = p.extra[2];
+      bp.secondary = static_cast<std::uint32_t>(p.extra[3]);
     } else {  // written before the geometry was stored: frozen by the version-1 fixtures' tests
-      const filter_plan plan = Buffer::plan((p.bits + 1) / 2, std::bit_cast<double>(p.extra[0]) / 2);
-      bp.bits = plan.bits;
-      bp.hashes = plan.hashes;
+      const filter_plan plan = Buffer::plan((p.primary + 1) / 2, std::bit_cast<double>(p.extra[0]) / 2);
+      bp.primary = plan.bits;
+      bp.secondary = plan.hashes;
     }
     return bp;
   }

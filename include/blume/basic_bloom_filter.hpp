@@ -116,8 +116,8 @@ class basic_bloom_filter {
 
   filter_parameters parameters() const noexcept {
     filter_parameters p;
-    p.bits = bits();
-    p.hashes = hashes();
+    p.primary = bits();
+    p.secondary = hashes();
     p.layout = Layout::block_bits;
     return p;
   }
@@ -131,13 +131,13 @@ class basic_bloom_filter {
                              std::string(name) + " filter (" + std::to_string(Layout::block_bits) + ")");
     for (std::uint64_t x : p.extra)
       if (x != 0) throw invalid_argument("reserved header bytes are not zero");
-    return Layout(p.bits, p.hashes).storage_bytes();
+    return Layout(p.primary, p.secondary).storage_bytes();
   }
   /// Adopts `payload` (zero-copy when it is a file mapping) after checking that no bit past the used
   /// ones is set: a filter never sets them, so set ones mean a forged or damaged file.
   static basic_bloom_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
                                          byte_storage payload) {
-    const Layout layout(p.bits, p.hashes);
+    const Layout layout(p.primary, p.secondary);
     std::uint64_t used = layout.bits();
     if constexpr (requires { layout.payload_bits(); }) used = layout.payload_bits();
     const std::byte* bytes = payload.data();

@@ -174,8 +174,8 @@ class bloomier_filter {
 
   filter_parameters parameters() const noexcept {
     filter_parameters p;
-    p.bits = geometry_.slots * width();
-    p.hashes = check_bits_;
+    p.primary = geometry_.slots * width();
+    p.secondary = check_bits_;
     p.layout = value_bits_;
     p.extra = {construction_seed_, geometry_.segment_length, geometry_.segment_count, 0, 0, 0};
     return p;
@@ -184,7 +184,7 @@ class bloomier_filter {
   void for_each_payload_segment(Fn&& fn) const {
     fn(std::span<const std::byte>(storage_.data(), storage_.size()));
   }
-  static std::uint64_t payload_size(const filter_parameters& p) { return (geometry_of(p).slots * (p.hashes + p.layout) + 7) / 8 + 8; }
+  static std::uint64_t payload_size(const filter_parameters& p) { return (geometry_of(p).slots * (p.secondary + p.layout) + 7) / 8 + 8; }
   static bloomier_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
                                       byte_storage payload) {
     fuse_geometry g;
@@ -193,13 +193,13 @@ class bloomier_filter {
     } catch (const invalid_argument& e) {
       throw format_error(std::string("invalid parameters: ") + e.what());
     }
-    const std::uint64_t used = g.slots * (p.hashes + p.layout);
+    const std::uint64_t used = g.slots * (p.secondary + p.layout);
     if (payload.size() != (used + 7) / 8 + 8) throw format_error("payload size does not match the parameters");
     if (inserted > g.slots) throw format_error("more keys than slots");
     for (std::uint64_t bit = used; bit < payload.size() * 8; ++bit)
       if ((static_cast<unsigned>(payload.data()[bit / 8]) >> (bit % 8)) & 1u)
         throw format_error("padding bits past bit " + std::to_string(used) + " are set");
-    return bloomier_filter(g, p.extra[0], Hasher(seed), p.layout, p.hashes, inserted, std::move(payload));
+    return bloomier_filter(g, p.extra[0], Hasher(seed), p.layout, p.secondary, inserted, std::move(payload));
   }
   double bits_per_key() const noexcept {
     return keys_ == 0 ? 0.0 : static_cast<double>(geometry_.slots * width()) / static_cast<double>(keys_);
@@ -218,8 +218,8 @@ class bloomier_filter {
   static fuse_geometry geometry_of(const filter_parameters& p) {
     if (p.layout == 0 || p.layout > max_value_bits)
       throw invalid_argument("value bits " + std::to_string(p.layout) + " are outside [1, 32]");
-    if (p.hashes == 0 || p.hashes > max_check_bits)
-      throw invalid_argument("check bits " + std::to_string(p.hashes) + " are outside [1, 32]");
+    if (p.secondary == 0 || p.secondary > max_check_bits)
+      throw invalid_argument("check bits " + std::to_string(p.secondary) + " are outside [1, 32]");
     for (std::size_t i = 3; i < p.extra.size(); ++i)
       if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
     const std::uint64_t length = p.extra[1], count = p.extra[2];
@@ -227,7 +227,7 @@ class bloomier_filter {
       throw invalid_argument("segment length " + std::to_string(length) + " is not a power of two in [4, 2^18]");
     if (count == 0 || count > max_filter_bits / length) throw invalid_argument("bad segment count");
     const fuse_geometry g = fuse_geometry::from(length, count);
-    if (g.slots > max_filter_bits / (p.hashes + p.layout) || p.bits != g.slots * (p.hashes + p.layout))
+    if (g.slots > max_filter_bits / (p.secondary + p.layout) || p.primary != g.slots * (p.secondary + p.layout))
       throw invalid_argument("bits do not match the slots");
     return g;
   }

@@ -134,8 +134,8 @@ class cascade_filter {
 
   filter_parameters parameters() const noexcept {
     filter_parameters p;
-    for (const auto& l : levels_) p.bits += l.storage().size() * 8;
-    p.hashes = static_cast<std::uint32_t>(levels_.size());
+    for (const auto& l : levels_) p.primary += l.storage().size() * 8;
+    p.secondary = static_cast<std::uint32_t>(levels_.size());
     p.extra = {excluded_, 0, 0, 0, 0, 0};
     return p;
   }
@@ -145,19 +145,19 @@ class cascade_filter {
     for (const auto& l : levels_) l.for_each_payload_segment(fn);
   }
   static std::uint64_t payload_size(const filter_parameters& p) {
-    if (p.hashes > max_levels)
-      throw invalid_argument("cascade of " + std::to_string(p.hashes) + " levels exceeds " + std::to_string(max_levels));
+    if (p.secondary > max_levels)
+      throw invalid_argument("cascade of " + std::to_string(p.secondary) + " levels exceeds " + std::to_string(max_levels));
     if (p.layout != 0) throw invalid_argument("layout " + std::to_string(p.layout) + " is not 0");
     for (std::size_t i = 1; i < p.extra.size(); ++i)
       if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
-    if (p.bits % 64 != 0 || p.bits > max_filter_bits * max_levels)
-      throw invalid_argument("storage bits " + std::to_string(p.bits) + " are not whole words of a possible cascade");
-    if ((p.hashes == 0) != (p.bits == 0)) throw invalid_argument("storage bits do not match the level count");
-    return 24 * static_cast<std::uint64_t>(p.hashes) + p.bits / 8;
+    if (p.primary % 64 != 0 || p.primary > max_filter_bits * max_levels)
+      throw invalid_argument("storage bits " + std::to_string(p.primary) + " are not whole words of a possible cascade");
+    if ((p.secondary == 0) != (p.primary == 0)) throw invalid_argument("storage bits do not match the level count");
+    return 24 * static_cast<std::uint64_t>(p.secondary) + p.primary / 8;
   }
   static cascade_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
                                      byte_storage payload) {
-    const std::size_t count = p.hashes;
+    const std::size_t count = p.secondary;
     std::vector<std::uint64_t> table(3 * count);
     if (count != 0) std::memcpy(table.data(), payload.data(), table.size() * 8);
     // The table must account for exactly the header's storage before any level is allocated.
@@ -169,9 +169,9 @@ class cascade_filter {
                            std::to_string(hashes) + " hashes");
       storage_bits += (bits + 63) / 64 * 64;
     }
-    if (storage_bits != p.bits)
+    if (storage_bits != p.primary)
       throw format_error("cascade levels hold " + std::to_string(storage_bits) + " bits but the header says " +
-                         std::to_string(p.bits));
+                         std::to_string(p.primary));
     cascade_filter c;
     c.included_ = inserted;
     c.excluded_ = p.extra[0];
@@ -179,9 +179,9 @@ class cascade_filter {
     const std::byte* at = payload.data() + table.size() * 8;
     for (std::size_t i = 0; i < count; ++i) {
       filter_parameters lp;
-      lp.bits = table[3 * i];
-      lp.hashes = static_cast<std::uint32_t>(table[3 * i + 1]);
-      const std::uint64_t size = (lp.bits + 63) / 64 * 8;
+      lp.primary = table[3 * i];
+      lp.secondary = static_cast<std::uint32_t>(table[3 * i + 1]);
+      const std::uint64_t size = (lp.primary + 63) / 64 * 8;
       byte_storage part = byte_storage::allocate(size);
       std::memcpy(part.data(), at, size);
       at += size;

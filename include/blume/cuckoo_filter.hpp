@@ -264,8 +264,8 @@ class cuckoo_filter {
 
   filter_parameters parameters() const noexcept {
     filter_parameters p;
-    p.bits = geometry_.buckets;
-    p.hashes = geometry_.fingerprint_bits;
+    p.primary = geometry_.buckets;
+    p.secondary = geometry_.fingerprint_bits;
     p.layout = geometry_.bucket_size;
     p.extra = {geometry_.expansion, geometry_.max_kicks, tables_.size(), geometry_.max_filters, 0, 0};
     return p;
@@ -725,8 +725,8 @@ class cuckoo_filter {
       return static_cast<std::uint32_t>(value);
     };
     cuckoo_geometry g;
-    g.buckets = p.bits;
-    g.fingerprint_bits = p.hashes;
+    g.buckets = p.primary;
+    g.fingerprint_bits = p.secondary;
     g.bucket_size = p.layout;
     g.expansion = limit(p.extra[0], cuckoo_max_expansion, "expansion");
     g.max_kicks = limit(p.extra[1], cuckoo_max_kicks, "max kicks");

@@ -57,10 +57,11 @@ struct file_header {
   std::uint32_t size = header_size;  // header bytes: 128 (version 1) or 192 (version 2)
   filter_kind kind{};  // 0: none
   hash_id hash = hash_id::xxh3_128;
-  std::uint32_t block_bits = 0;  // the layout parameter: block bits, counter bits, ... (kind-specific)
+  // The geometry, in the fields of filter_parameters (each kind gives them its meaning).
+  std::uint32_t layout = 0;
   std::uint64_t seed = 0;
-  std::uint64_t bits = 0;
-  std::uint32_t hashes = 0;
+  std::uint64_t primary = 0;
+  std::uint32_t secondary = 0;
   std::array<std::uint64_t, 6> extra{};  // kind-specific parameters (zero for the Bloom kinds)
   std::uint64_t inserted = 0;
   std::uint64_t payload_size = 0;
@@ -128,10 +129,10 @@ inline std::array<std::byte, header_size> encode_header(const file_header& h) no
   write_le<std::uint32_t>(out.data() + off_header_size, static_cast<std::uint32_t>(header_size));
   write_le<std::uint16_t>(out.data() + off_kind, static_cast<std::uint16_t>(h.kind));
   write_le<std::uint16_t>(out.data() + off_hash, static_cast<std::uint16_t>(h.hash));
-  write_le<std::uint32_t>(out.data() + off_block_bits, h.block_bits);
+  write_le<std::uint32_t>(out.data() + off_block_bits, h.layout);
   write_le<std::uint64_t>(out.data() + off_seed, h.seed);
-  write_le<std::uint64_t>(out.data() + off_bits, h.bits);
-  write_le<std::uint32_t>(out.data() + off_hashes, h.hashes);
+  write_le<std::uint64_t>(out.data() + off_bits, h.primary);
+  write_le<std::uint32_t>(out.data() + off_hashes, h.secondary);
   write_le<std::uint64_t>(out.data() + off_inserted, h.inserted);
   write_le<std::uint64_t>(out.data() + off_payload_size, h.payload_size);
   write_le<std::uint64_t>(out.data() + off_payload_checksum, h.payload_checksum);
@@ -174,10 +175,10 @@ inline file_header decode_header(std::span<const std::byte> bytes) {
   if (hash < static_cast<std::uint16_t>(hash_id::xxh3_128) || hash > static_cast<std::uint16_t>(hash_id::murmur64a))
     throw format_error("unknown hash function id " + std::to_string(hash));
   h.hash = static_cast<hash_id>(hash);
-  h.block_bits = read_le<std::uint32_t>(p + off_block_bits);
+  h.layout = read_le<std::uint32_t>(p + off_block_bits);
   h.seed = read_le<std::uint64_t>(p + off_seed);
-  h.bits = read_le<std::uint64_t>(p + off_bits);
-  h.hashes = read_le<std::uint32_t>(p + off_hashes);
+  h.primary = read_le<std::uint64_t>(p + off_bits);
+  h.secondary = read_le<std::uint32_t>(p + off_hashes);
   if (read_le<std::uint32_t>(p + off_flags) != 0) throw format_error("unknown header flags");
   h.inserted = read_le<std::uint64_t>(p + off_inserted);
   h.payload_size = read_le<std::uint64_t>(p + off_payload_size);
@@ -201,9 +202,9 @@ namespace detail {
 
 inline filter_parameters parameters_of(const file_header& h) noexcept {
   filter_parameters p;
-  p.bits = h.bits;
-  p.hashes = h.hashes;
-  p.layout = h.block_bits;
+  p.primary = h.primary;
+  p.secondary = h.secondary;
+  p.layout = h.layout;
   p.extra = h.extra;
   return p;
 }
@@ -224,7 +225,7 @@ void check_payload_size_for(const file_header& h, std::span<const std::byte> pay
   }
   if (h.payload_size != expected)
     throw format_error("payload size " + std::to_string(h.payload_size) + " does not match the parameters (" +
-                       std::to_string(h.bits) + " bits need " + std::to_string(expected) + " bytes)");
+                       std::to_string(h.primary) + " bits need " + std::to_string(expected) + " bytes)");
 }
 
 /// Checks that a header describes a valid F and, for a payload the header sizes, that its payload size is
@@ -278,10 +279,10 @@ file_header header_of(const F& f, std::vector<std::span<const std::byte>>& segme
   h.design = design;
   h.kind = F::kind;
   h.hash = F::hasher_type::id;
-  h.block_bits = p.layout;
+  h.layout = p.layout;
   h.seed = f.seed();
-  h.bits = p.bits;
-  h.hashes = p.hashes;
+  h.primary = p.primary;
+  h.secondary = p.secondary;
   h.extra = p.extra;
   h.inserted = f.inserted();
   XXH64_state_t state;

@@ -93,8 +93,8 @@ class golomb_coded_set {
 
   filter_parameters parameters() const noexcept {
     filter_parameters p;
-    p.bits = bits_.size() * 64;
-    p.hashes = fpr_bits_;
+    p.primary = bits_.size() * 64;
+    p.secondary = fpr_bits_;
     p.layout = bucket_keys_;
     p.extra = {items_, stored_, 0, 0, 0, 0};
     return p;
@@ -107,7 +107,7 @@ class golomb_coded_set {
   }
   static std::uint64_t payload_size(const filter_parameters& p) {
     const golomb_coded_set shape = shape_of(p);
-    return p.bits / 8 + shape.offset_count() * 4 + shape.base_count() * 8;
+    return p.primary / 8 + shape.offset_count() * 4 + shape.base_count() * 8;
   }
   /// Adopts a payload after checking that every offset lies inside the stream and that they never go
   /// back, so no lookup can read outside it; other damage only gives wrong answers, which the payload
@@ -122,7 +122,7 @@ class golomb_coded_set {
       }
     }();
     if (inserted != s.items_) throw format_error("the header's item count does not match the parameters");
-    const std::uint64_t words = p.bits / 64;
+    const std::uint64_t words = p.primary / 64;
     if (payload.size() != words * 8 + s.offset_count() * 4 + s.base_count() * 8)
       throw format_error("payload size does not match the parameters");
     // An empty set has an empty payload, whose data() may be null: copy only what there is.
@@ -257,12 +257,12 @@ class golomb_coded_set {
   }
   /// The set a header describes, without its stream (which is checked against it afterwards).
   static golomb_coded_set shape_of(const filter_parameters& p, std::uint64_t seed = Hasher::default_seed) {
-    check(p.hashes, p.layout);
+    check(p.secondary, p.layout);
     for (std::size_t i = 2; i < p.extra.size(); ++i)
       if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
-    if (p.bits % 64 != 0 || p.bits > max_filter_bits) throw invalid_argument("stream bits must be whole words within 2^40");
+    if (p.primary % 64 != 0 || p.primary > max_filter_bits) throw invalid_argument("stream bits must be whole words within 2^40");
     if (p.extra[1] > p.extra[0]) throw invalid_argument("more values stored than keys given");
-    golomb_coded_set s(Hasher(seed), p.hashes, p.extra[0], p.layout);
+    golomb_coded_set s(Hasher(seed), p.secondary, p.extra[0], p.layout);
     if (s.buckets_ > max_filter_bits / 32) throw invalid_argument("too many buckets");
     return s;
   }

@@ -1,5 +1,6 @@
-// What a serialized filter records about its geometry, besides kind, hash, seed and item count. Each
-// kind documents the meaning of its fields (docs/format.md); unused fields are zero.
+// What a serialized filter records about its geometry, besides kind, hash, seed and item count. The fields
+// are named for their place in the header, because each kind gives them its own meaning (its header and
+// docs/format.md say which); unused fields are zero.
 #pragma once
 
 #include <array>
@@ -8,9 +9,12 @@
 namespace blume {
 
 struct filter_parameters {
-  std::uint64_t bits = 0;    // the main size: bits, counters, slots or buckets, as the kind defines
-  std::uint32_t hashes = 0;  // probes per key, or the kind's equivalent
-  std::uint32_t layout = 0;  // a kind-specific layout parameter: block bits, counter bits, fingerprint bits
+  /// The kind's main size: bits, counters, cells, slot bits, a window or a first layer's capacity.
+  std::uint64_t primary = 0;
+  /// Its second parameter: probes per key, fingerprint, remainder or check bits, P, layers, levels.
+  std::uint32_t secondary = 0;
+  /// A layout parameter: block bits, counter bits, bucket keys, the layers' or buffers' kind id.
+  std::uint32_t layout = 0;
   std::array<std::uint64_t, 6> extra{};  // further kind-specific parameters
   friend constexpr bool operator==(const filter_parameters&, const filter_parameters&) = default;
 };

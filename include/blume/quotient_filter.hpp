@@ -118,8 +118,8 @@ class quotient_filter {
 
   filter_parameters parameters() const noexcept {
     filter_parameters p;
-    p.bits = slots_;
-    p.hashes = r_;
+    p.primary = slots_;
+    p.secondary = r_;
     p.layout = 0;
     return p;
   }
@@ -129,10 +129,10 @@ class quotient_filter {
   }
   static std::uint64_t payload_size(const filter_parameters& p) {
     if (p.layout != 0) throw invalid_argument("quotient filter: layout must be 0, got " + std::to_string(p.layout));
-    check_geometry(p.bits, p.hashes);
+    check_geometry(p.primary, p.secondary);
     for (std::uint64_t x : p.extra)
       if (x != 0) throw invalid_argument("reserved header bytes are not zero");
-    return storage_bytes(p.bits, p.hashes);
+    return storage_bytes(p.primary, p.secondary);
   }
   /// Adopts `payload` (zero-copy when it is a file mapping) after checking that the table is one this
   /// filter could have written (see validate_table); throws format_error saying what is wrong.
@@ -143,10 +143,10 @@ class quotient_filter {
     } catch (const invalid_argument& e) {
       throw format_error(std::string("invalid parameters: ") + e.what());
     }
-    if (payload.size() != storage_bytes(p.bits, p.hashes))
+    if (payload.size() != storage_bytes(p.primary, p.secondary))
       throw format_error("payload holds " + std::to_string(payload.size()) + " bytes but the parameters need " +
-                         std::to_string(storage_bytes(p.bits, p.hashes)));
-    quotient_filter f(p.bits, p.hashes, Hasher(seed), std::move(payload));
+                         std::to_string(storage_bytes(p.primary, p.secondary)));
+    quotient_filter f(p.primary, p.secondary, Hasher(seed), std::move(payload));
     const std::uint64_t stored = f.validate_table();
     if (stored != inserted)
       throw format_error("the header announces " + std::to_string(inserted) + " fingerprints but the table holds " +

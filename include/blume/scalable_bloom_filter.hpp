@@ -327,8 +327,8 @@ class scalable_bloom_filter {
 
   filter_parameters parameters() const noexcept {
     filter_parameters p;
-    p.bits = capacity_;
-    p.hashes = static_cast<std::uint32_t>(layers_.size());
+    p.primary = capacity_;
+    p.secondary = static_cast<std::uint32_t>(layers_.size());
     p.layout = static_cast<std::uint32_t>(Layer::kind);
     p.extra = {std::bit_cast<std::uint64_t>(fpr_), std::bit_cast<std::uint64_t>(options_.growth),
                std::bit_cast<std::uint64_t>(options_.tightening),
@@ -355,18 +355,18 @@ class scalable_bloom_filter {
     scalable_bloom_filter f = from_parameters(p, seed);
     const std::span<const std::byte> bytes(payload.data(), payload.size());
     const std::vector<filter_parameters> layer_params = layer_parameters_of(f, p, bytes);
-    f.counts_.assign(p.hashes, 0);
-    std::memcpy(f.counts_.data(), payload.data(), 8 * static_cast<std::size_t>(p.hashes));
+    f.counts_.assign(p.secondary, 0);
+    std::memcpy(f.counts_.data(), payload.data(), 8 * static_cast<std::size_t>(p.secondary));
     if (p.extra[3] & flag_layer_table) {
-      for (std::uint32_t i = 0; i < p.hashes; ++i) {
-        const std::byte* row = payload.data() + 8 * (static_cast<std::size_t>(p.hashes) + 4 * i);
+      for (std::uint32_t i = 0; i < p.secondary; ++i) {
+        const std::byte* row = payload.data() + 8 * (static_cast<std::size_t>(p.secondary) + 4 * i);
         f.specs_.push_back({detail::read_u64(row + 16), std::bit_cast<double>(detail::read_u64(row + 24))});
       }
     } else {
-      for (std::uint32_t i = 0; i < p.hashes; ++i) f.specs_.push_back(f.spec_at(i));
+      for (std::uint32_t i = 0; i < p.secondary; ++i) f.specs_.push_back(f.spec_at(i));
     }
     const std::byte* at = payload.data() + prefix_bytes(p);
-    for (std::uint32_t i = 0; i < p.hashes; ++i) {
+    for (std::uint32_t i = 0; i < p.secondary; ++i) {
       const std::uint64_t size = Layer::payload_size(layer_params[i]);
       byte_storage part = byte_storage::allocate(size);
       if (size != 0) std::memcpy(part.data(), at, size);
@@ -411,15 +411,15 @@ class scalable_bloom_filter {
     o.tightening = std::bit_cast<double>(p.extra[2]);
     o.scaling = (p.extra[3] & flag_non_scaling) == 0;
     o.max_layers = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.extra[4], scalable_max_layers + 1));
-    scalable_bloom_filter f(p.bits, std::bit_cast<double>(p.extra[0]), o, seed, 0);  // validates, allocates nothing
-    if (p.hashes == 0 || p.hashes > o.max_layers || (!o.scaling && p.hashes != 1))
-      throw invalid_argument("scalable filter: layer count " + std::to_string(p.hashes) + " is not possible");
+    scalable_bloom_filter f(p.primary, std::bit_cast<double>(p.extra[0]), o, seed, 0);  // validates, allocates nothing
+    if (p.secondary == 0 || p.secondary > o.max_layers || (!o.scaling && p.secondary != 1))
+      throw invalid_argument("scalable filter: layer count " + std::to_string(p.secondary) + " is not possible");
     return f;
   }
 
   /// Counts, and the layer table when there is one.
   static std::uint64_t prefix_bytes(const filter_parameters& p) noexcept {
-    return 8 * std::uint64_t{p.hashes} * ((p.extra[3] & flag_layer_table) ? 5 : 1);
+    return 8 * std::uint64_t{p.secondary} * ((p.extra[3] & flag_layer_table) ? 5 : 1);
   }
 
   /// Each layer's parameters: read from the table, or (without one) planned by the policy as when the
@@ -428,26 +428,26 @@ class scalable_bloom_filter {
                                                             std::span<const std::byte> payload) {
     if ((p.extra[3] & flag_layer_table) && payload.size() < prefix_bytes(p))
       throw invalid_argument("scalable filter: a payload of " + std::to_string(payload.size()) +
-                             " bytes cannot hold the counts and layer table of " + std::to_string(p.hashes) + " layers");
-    std::vector<filter_parameters> layers(p.hashes);
-    for (std::uint32_t i = 0; i < p.hashes; ++i) {
+                             " bytes cannot hold the counts and layer table of " + std::to_string(p.secondary) + " layers");
+    std::vector<filter_parameters> layers(p.secondary);
+    for (std::uint32_t i = 0; i < p.secondary; ++i) {
       filter_parameters& lp = layers[i];
       lp.layout = Layer::layout_type::block_bits;
       if (p.extra[3] & flag_layer_table) {
-        const std::byte* row = payload.data() + 8 * (static_cast<std::size_t>(p.hashes) + 4 * i);
+        const std::byte* row = payload.data() + 8 * (static_cast<std::size_t>(p.secondary) + 4 * i);
         const std::uint64_t hashes = detail::read_u64(row + 8), capacity = detail::read_u64(row + 16);
         const double fpr = std::bit_cast<double>(detail::read_u64(row + 24));
         if (hashes > UINT32_MAX || capacity == 0 || !(fpr > 0 && fpr < 1))
           throw invalid_argument("scalable filter: layer " + std::to_string(i) + " has " + std::to_string(hashes) +
                                  " hashes, capacity " + std::to_string(capacity) + " and rate " +
                                  detail::format_number(fpr));
-        lp.bits = detail::read_u64(row);
-        lp.hashes = static_cast<std::uint32_t>(hashes);
+        lp.primary = detail::read_u64(row);
+        lp.secondary = static_cast<std::uint32_t>(hashes);
       } else {
         shape.specs_.push_back(shape.spec_at(i));
         const auto layout = LayerPlan{}.layout(shape.specs_.back());
-        lp.bits = layout.bits();
-        lp.hashes = layout.hashes();
+        lp.primary = layout.bits();
+        lp.secondary = layout.hashes();
       }
     }
     return layers;

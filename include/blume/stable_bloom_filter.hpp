@@ -208,8 +208,8 @@ class stable_bloom_filter {
   //      extra = {P, random state, Max, 0, 0, 0}; payload = the packed cells (none above Max).
   filter_parameters parameters() const noexcept {
     filter_parameters p;
-    p.bits = cells_;
-    p.hashes = hashes_;
+    p.primary = cells_;
+    p.secondary = hashes_;
     p.layout = CellBits;
     p.extra = {decrements_, rng_, max_, 0, 0, 0};
     return p;
@@ -223,16 +223,16 @@ class stable_bloom_filter {
       throw invalid_argument("stable filter: cell width " + std::to_string(p.layout) + " is not " + std::to_string(CellBits));
     for (std::size_t i = 3; i < p.extra.size(); ++i)
       if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
-    validate(p.bits, p.hashes, p.extra[0], p.extra[2]);
-    return cell_array::bytes_for(p.bits);
+    validate(p.primary, p.secondary, p.extra[0], p.extra[2]);
+    return cell_array::bytes_for(p.primary);
   }
   static stable_bloom_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
                                           byte_storage payload) {
-    const std::uint64_t used = p.bits * CellBits;
+    const std::uint64_t used = p.primary * CellBits;
     for (std::uint64_t bit = used; bit < payload.size() * 8; ++bit)
       if ((static_cast<unsigned>(payload.data()[bit / 8]) >> (bit % 8)) & 1u)
         throw format_error("padding bits past bit " + std::to_string(used) + " are set");
-    for (std::uint64_t i = 0; i < p.bits; ++i)
+    for (std::uint64_t i = 0; i < p.primary; ++i)
       if (cell_array::get(reinterpret_cast<const std::uint64_t*>(payload.data()), i) > p.extra[2])
         throw format_error("cell " + std::to_string(i) + " holds more than Max = " + std::to_string(p.extra[2]));
     stable_bloom_filter f(p, seed, std::move(payload));
@@ -243,7 +243,7 @@ class stable_bloom_filter {
 
  private:
   stable_bloom_filter(const filter_parameters& p, std::uint64_t seed, byte_storage storage)
-      : cells_(p.bits), hashes_(p.hashes), decrements_(p.extra[0]), max_(p.extra[2]), hasher_(seed), rng_(seed),
+      : cells_(p.primary), hashes_(p.secondary), decrements_(p.extra[0]), max_(p.extra[2]), hasher_(seed), rng_(seed),
         storage_(std::move(storage)) {}
 
   static void validate(std::uint64_t cell_count, std::uint32_t hashes, std::uint64_t decrements,

@@ -271,8 +271,8 @@ class basic_xor_filter {
 
   filter_parameters parameters() const noexcept {
     filter_parameters p;
-    p.bits = geometry_.slots * fingerprint_bits;
-    p.hashes = fingerprint_bits;
+    p.primary = geometry_.slots * fingerprint_bits;
+    p.secondary = fingerprint_bits;
     p.layout = static_cast<std::uint32_t>(geometry_.layout());
     p.extra = {construction_seed_, geometry_.segments(), 0, 0, 0, 0};
     return p;
@@ -318,14 +318,14 @@ class basic_xor_filter {
   static Fingerprint fingerprint_of(std::uint64_t h) noexcept { return static_cast<Fingerprint>(h ^ (h >> 32)); }
 
   static Geometry geometry_of(const filter_parameters& p) {
-    if (p.hashes != fingerprint_bits)
-      throw invalid_argument("fingerprint bits " + std::to_string(p.hashes) + " do not match a " +
+    if (p.secondary != fingerprint_bits)
+      throw invalid_argument("fingerprint bits " + std::to_string(p.secondary) + " do not match a " +
                              std::string(name) + " filter");
-    if (p.bits == 0 || p.bits % fingerprint_bits != 0 || p.bits > max_filter_bits)
-      throw invalid_argument("slot bits " + std::to_string(p.bits) + " are not a whole number of slots within 2^40");
+    if (p.primary == 0 || p.primary % fingerprint_bits != 0 || p.primary > max_filter_bits)
+      throw invalid_argument("slot bits " + std::to_string(p.primary) + " are not a whole number of slots within 2^40");
     for (std::size_t i = 2; i < p.extra.size(); ++i)
       if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
-    const std::uint64_t slots = p.bits / fingerprint_bits;
+    const std::uint64_t slots = p.primary / fingerprint_bits;
     if constexpr (fuse) {
       const std::uint64_t L = p.layout;
       if (L < 4 || L > (1u << 18) || !std::has_single_bit(L))
