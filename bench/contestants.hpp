@@ -1,5 +1,6 @@
-// The contestants: one struct each, all with the same small interface so one measuring routine serves
-// them all (and the compiler inlines every per-key call):
+// The contestants: blume's kinds through one template (kind_contestant), each baseline in its own struct,
+// all with the same small interface so one measuring routine serves them all (and the compiler inlines
+// every per-key call):
 //
 //   explicit C(std::uint64_t capacity);        an empty structure sized (or reserved) for `capacity` keys
 //   void insert(key);                          add one key
@@ -8,9 +9,9 @@
 //   double predicted_fpr() const;              its model's false-positive rate at capacity (0 if exact)
 // and, only where the library has a bulk path (our filters):
 //   void insert_many(range);  std::size_t count_contained(range) const;  operator==
-// and, only where the structure can delete (counting, cuckoo, quotient, the hash sets):
+// and, only where the structure can delete (our kinds with erase(): counting, cuckoo, quotient; the hash sets):
 //   bool erase(key);                           remove one key; true if something was removed
-// Kinds whose lookups may miss present keys by design (stable, aging) say so with
+// Kinds whose lookups may miss present keys by design (those that forget: stable, aging) say so with
 //   static constexpr bool false_negatives_by_design = true;
 #pragma once
 
@@ -37,22 +38,11 @@
 #include <absl/hash/hash.h>
 
 #include "affinity.hpp"
-#include "blume/aging_bloom_filter.hpp"
-#include "blume/xor_filter.hpp"
-#include "blume/blocked_bloom_filter.hpp"
-#include "blume/bloom_filter.hpp"
-#include "blume/counting_bloom_filter.hpp"
-#include "blume/golomb_coded_set.hpp"
-#include "blume/cuckoo_filter.hpp"
-#include "blume/partitioned_bloom_filter.hpp"
+#include "blume/kinds.hpp"
 #include "blume/plan.hpp"
-#include "blume/quotient_filter.hpp"
-#include "blume/scalable_bloom_filter.hpp"
-#include "blume/stable_bloom_filter.hpp"
+#include "our_kinds.hpp"
 
 namespace blume::bench {
-
-inline constexpr double target_fpr = 0.01;
 
 /// std::allocator that keeps a running total of the bytes currently allocated through it (and its
 /// rebound copies) in a counter owned by the container's owner: hash-set memory measured, not guessed.
@@ -88,248 +78,201 @@ class counting_allocator {
 
 // ---- ours ------------------------------------------------------------------------------------------------
 
-/// One of blume's filters, sized by its (capacity, fpr) constructor, i.e. by blume::plan_for.
-/// Memory: size_in_bytes(), the bit array plus the object.
-template <class Filter>
-class blume_contestant {
- public:
-  explicit blume_contestant(std::uint64_t capacity) : capacity_(capacity), filter_(capacity, target_fpr) {}
+namespace detail {
 
-  template <class K>
-  void insert(const K& key) noexcept {
-    filter_.insert(key);
-  }
-  template <class K>
-  bool contains(const K& key) const noexcept {
-    return filter_.contains(key);
-  }
-  template <class R>
-  void insert_many(const R& keys) noexcept {
-    filter_.insert_many(keys);
-  }
-  template <class R>
-  std::size_t count_contained(const R& keys) const noexcept {
-    return filter_.count_contained(keys);
-  }
+/// Kinds whose calls take the time (a time window): the benchmark hands every call one fixed time point.
+template <class F>
+concept takes_time = requires { typename F::time_point; };
 
-  std::size_t memory_bytes() const noexcept { return filter_.size_in_bytes(); }
-  double predicted_fpr() const noexcept { return filter_.predicted_fpr_at(static_cast<double>(capacity_)); }
-  friend bool operator==(const blume_contestant& a, const blume_contestant& b) noexcept {
-    return a.filter_ == b.filter_;
-  }
+/// Bits per counter or cell of a kind whose planner counts cells (plan_bytes(m) for m cells): counting's
+/// counters, stable's cells.
+template <class F>
+constexpr std::uint64_t cell_bits() {
+  return F::plan_bytes(512) * 8 / 512;
+}
 
- private:
-  std::uint64_t capacity_;
-  Filter filter_;
-};
+inline std::string percent(double fraction, const char* format = "%.1f%%") {
+  char text[32];
+  std::snprintf(text, sizeof text, format, fraction * 100);
+  return text;
+}
+inline std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
 
-/// A static filter (xor, binary fuse, Golomb-coded set): insert() only collects each key's digest half (8 bytes); finish()
-/// builds the filter from all of them, and the benchmark times both as the construction.
-template <class Filter>
-class static_contestant {
- public:
-  explicit static_contestant(std::uint64_t capacity) { lows_.reserve(capacity); }
-
-  template <class K>
-  void insert(const K& key) {
-    lows_.push_back(blume::hash_key(blume::xxh3_hasher(), key).low);
-  }
-  void finish() {
-    bench::on_all_cpus([&] {
-      if constexpr (Filter::kind == blume::golomb_coded_set<>::kind)  // at the ε = 2^−8
-        filter_.emplace(Filter::build_from_hashes(std::move(lows_), 8, blume::xxh3_hasher::default_seed));
-      else
-        filter_.emplace(Filter::build_from_hashes(std::move(lows_), blume::xxh3_hasher::default_seed));
-    });
-  }
-  template <class R>
-  void insert_many(const R& keys) {
-    for (auto&& k : keys) insert(k);
-    finish();
-  }
-  template <class K>
-  bool contains(const K& key) const noexcept {
-    return filter_->contains(key);
-  }
-  template <class R>
-  std::size_t count_contained(const R& keys) const noexcept {
-    return filter_->count_contained(keys);
-  }
-  std::size_t memory_bytes() const noexcept { return filter_->size_in_bytes(); }
-  double predicted_fpr() const noexcept { return filter_->predicted_fpr(); }
-  friend bool operator==(const static_contestant& a, const static_contestant& b) noexcept {
-    return *a.filter_ == *b.filter_;
-  }
-
- private:
-  std::vector<std::uint64_t> lows_;
-  std::optional<Filter> filter_;
-};
-
-// ---- the rest of the family (selected with --family or by name in --kinds) -------------------------------
-
-/// How each family kind is built for `capacity` keys at target_fpr, and what to say about its geometry.
-/// Only the public API is used: (capacity, fpr) constructors, insert/contains/erase/count_contained,
-/// size_in_bytes, predicted_fpr, and the kind's own geometry getters for the details line.
-struct counting_kind {
-  using filter = blume::counting_bloom_filter<4>;
-  static filter make(std::uint64_t capacity) { return filter(capacity, target_fpr); }
-  static double predicted_fpr(const filter& f, std::uint64_t capacity) {
-    return f.predicted_fpr_at(static_cast<double>(capacity));
-  }
-  static std::string details(const filter& f) {
-    return "4-bit counters: " + std::to_string(f.bits()) + " counters, k = " + std::to_string(f.hashes());
-  }
-};
-
-struct scalable_kind {
-  using filter = blume::scalable_bloom_filter<>;
-  static filter make(std::uint64_t capacity) { return filter(capacity, target_fpr); }
-  static double predicted_fpr(const filter& f, std::uint64_t) { return f.predicted_fpr(); }
-  static std::string details(const filter& f) {
-    return "first layer for n keys at 0.5% (tightening 0.5, growth 2); " + std::to_string(f.layers().size()) +
-           " layer(s) after n inserts";
-  }
-};
-
-struct cuckoo_kind {
-  using filter = blume::cuckoo_filter<>;
-  static constexpr bool insert_false_means_full = true;
-  static filter make(std::uint64_t capacity) { return filter(capacity, target_fpr); }
-  static double predicted_fpr(const filter& f, std::uint64_t) { return f.predicted_fpr(); }  // at its load
-  static std::string details(const filter& f) {
-    char load[32];
-    std::snprintf(load, sizeof load, "%.1f%%", f.load_factor() * 100);
+/// The kind's geometry after the n inserts, in words, read off the getters it offers ("" for a plain bit
+/// array or a static filter: its bits/key say it all).
+template <class F>
+std::string geometry(const F& f, std::uint64_t capacity, double fpr) {
+  if constexpr (can_grow<F> && requires { f.layers(); f.layer_capacity(0); f.layer_fpr(0); }) {
+    // A chain of layers: the first sized for the capacity, the next ones by its growth and tightening.
+    const std::uint64_t first = f.layer_capacity(0);
+    return "first layer for " + (first == capacity ? std::string("n") : std::to_string(first)) + " keys at " +
+           number(f.layer_fpr(0) * 100) + "% (tightening " + number(f.layer_fpr(1) / f.layer_fpr(0)) + ", growth " +
+           number(static_cast<double>(f.layer_capacity(1)) / static_cast<double>(first)) + "); " +
+           std::to_string(f.layers().size()) + " layer(s) after n inserts";
+  } else if constexpr (requires { f.window(); f.inserted(); typename F::buffer_type; }) {
+    // A sliding window of two buffers, each for half the window at half the rate.
+    return "window = n = " + std::to_string(f.window()) + " items (two " + std::string(F::buffer_type::name) +
+           " buffers of n/2 at " + number(fpr / 2 * 100) + "%); " + std::to_string(f.inserted()) +
+           " items in the window after n inserts";
+  } else if constexpr (requires { f.cells(); f.hashes(); f.decrements(); f.stable_fpr(); }) {
+    return std::to_string(f.cells()) + " cells of " + std::to_string(cell_bits<F>()) + " bits, k = " +
+           std::to_string(f.hashes()) + ", P = " + std::to_string(f.decrements()) +
+           " decrements per insert; stable (endless-stream) rate " + percent(f.stable_fpr(), "%.4f%%");
+  } else if constexpr (requires { f.fingerprint_bits(); f.buckets(); f.bucket_size(); f.load_factor(); }) {
     return std::to_string(f.fingerprint_bits()) + "-bit fingerprints, " + std::to_string(f.buckets()) +
-           " buckets of " + std::to_string(f.bucket_size()) + ", load " + load + " after n inserts";
-  }
-};
-
-struct quotient_kind {
-  using filter = blume::quotient_filter<>;
-  static constexpr bool insert_false_means_full = true;
-  static filter make(std::uint64_t capacity) { return filter(capacity, target_fpr); }
-  static double predicted_fpr(const filter& f, std::uint64_t) { return f.predicted_fpr(); }  // at n entries
-  /// A template so that only the geometry getters the filter still offers are read (its internals are
-  /// being reworked: power-of-two quotients or any slot count).
-  template <class F>
-  static std::string details(const F& f) {
-    std::string out;
-    if constexpr (requires { f.slots(); }) out += std::to_string(f.slots()) + " slots, ";
+           " buckets of " + std::to_string(f.bucket_size()) + ", load " + percent(f.load_factor()) +
+           " after n inserts";
+  } else if constexpr (requires { f.slots(); f.load_factor(); }) {
+    // Slots of fingerprints (quotient): whichever of its geometry getters it offers.
+    std::string out = std::to_string(f.slots()) + " slots, ";
     if constexpr (requires { f.quotient_bits(); }) out += "q = " + std::to_string(f.quotient_bits()) + ", ";
     if constexpr (requires { f.remainder_bits(); }) out += "r = " + std::to_string(f.remainder_bits()) + ", ";
-    if constexpr (requires { f.load_factor(); }) {
-      char load[32];
-      std::snprintf(load, sizeof load, "%.1f%%", f.load_factor() * 100);
-      out += std::string("load ") + load + " after n inserts";
-    }
-    return out;
+    return out + "load " + percent(f.load_factor()) + " after n inserts";
+  } else if constexpr (bit_array_filter<F> && can_count<F>) {
+    return std::to_string(cell_bits<F>()) + "-bit counters: " + std::to_string(f.bits()) + " counters, k = " +
+           std::to_string(f.hashes());
+  } else {
+    return "";
   }
-};
+}
 
-struct stable_kind {
-  using filter = blume::stable_bloom_filter<>;
-  static constexpr bool false_negatives_by_design = true;
-  /// Cells and k from the planner (the classic geometry in 2-bit cells), then the decrements P that make
-  /// the rate on an endless stream the target.
-  static filter make(std::uint64_t capacity) { return filter::for_capacity(capacity, target_fpr); }
-  static double predicted_fpr(const filter& f, std::uint64_t) { return f.predicted_fpr(); }  // from its zeros now
-  static std::string details(const filter& f) {
-    char limit[32];
-    std::snprintf(limit, sizeof limit, "%.4f%%", f.stable_fpr() * 100);
-    return std::to_string(f.cells()) + " cells of 2 bits, k = " + std::to_string(f.hashes()) + ", P = " +
-           std::to_string(f.decrements()) + " decrements per insert; stable (endless-stream) rate " + limit;
-  }
-};
+}  // namespace detail
 
-struct aging_kind {
-  using filter = blume::aging_bloom_filter<>;
-  static constexpr bool false_negatives_by_design = true;
-  static filter make(std::uint64_t capacity) {
-    return filter(capacity, target_fpr, std::chrono::nanoseconds{0}, filter::hasher_type::default_seed, now());
-  }
-  static double predicted_fpr(const filter& f, std::uint64_t) { return f.predicted_fpr(); }
-  static std::string details(const filter& f) {
-    return "window = n = " + std::to_string(f.window()) + " items (two split-block buffers of n/2 at 0.5%); " +
-           std::to_string(f.inserted()) + " items in the window after n inserts";
-  }
-  /// A count-based window never consults the clock, so every call gets this fixed time point: the default
-  /// argument would read the system clock once per call, which is not the structure's cost.
-  static filter::time_point now() noexcept { return filter::time_point{}; }
-};
-
-/// A family kind wrapped in the contestant interface. Optional calls (bulk, erase, ==) exist exactly when
-/// the filter has them, so the measuring code skips what a kind does not offer.
-template <class Kind>
-class family_contestant {
+/// One of blume's kinds, built and called the way the kind declares, through the public API only:
+///  - a static kind (F::is_static) takes no inserts: insert() collects each key's digest half (8 bytes) and
+///    finish() builds the filter from all of them with F::from_digest_lows, with every CPU allowed (its
+///    construction runs on two threads); the benchmark times both as the construction;
+///  - the others are sized up front as blume::make_filter sizes them: F::for_capacity(n, fpr) where the
+///    kind has one (stable: the decrements that hold the rate on an endless stream), else the (n, fpr)
+///    constructor (sized by blume::plan_for);
+///  - a kind whose calls take the time gets one fixed time point in every call, construction included:
+///    its count-based window never reads it, and the default argument would read the system clock on every
+///    call, which is not the structure's cost;
+///  - a kind that may be full (may_be_full) has its refusals counted: insert() returns false only for want
+///    of room, or, where insert() also answers false for a key already present, try_insert() says "full";
+///  - erase, and == between the filters built one key at a time and in bulk, exist where the kind has them.
+/// The rate is kind_setup<F>::fpr. Memory: size_in_bytes(). Predicted FPR: the kind's model at n keys where
+/// it takes a key count (predicted_fpr_at), else its model in the state after the n inserts.
+template <class F>
+class kind_contestant {
  public:
-  using filter_type = typename Kind::filter;
-  static constexpr bool false_negatives_by_design = requires { requires Kind::false_negatives_by_design; };
-  static constexpr bool timed = requires { Kind::now(); };
+  static constexpr double fpr = kind_setup<F>::fpr;
+  /// Kinds that forget by design: their misses are measured as a rate, not reported as failures.
+  static constexpr bool false_negatives_by_design = forgets_v<F>;
 
-  explicit family_contestant(std::uint64_t capacity) : capacity_(capacity), filter_(Kind::make(capacity)) {}
+  explicit kind_contestant(std::uint64_t capacity) : capacity_(capacity) {
+    if constexpr (F::is_static) lows_.reserve(capacity);
+    else filter_.emplace(make(capacity));
+  }
 
   template <class K>
   void insert(const K& key) {
-    bool stored;
-    if constexpr (timed) stored = filter_.insert(key, Kind::now());
-    else stored = filter_.insert(key);
-    if constexpr (requires { requires Kind::insert_false_means_full; }) refused_ += !stored;
+    if constexpr (F::is_static) {
+      lows_.push_back(blume::hash_key(typename F::hasher_type(), key).low);
+    } else if constexpr (requires { filter_->try_insert(key); }) {
+      refused_ += filter_->try_insert(key) == insert_result::full;
+    } else if constexpr (may_be_full<F>) {
+      refused_ += !call_insert(key);
+    } else {
+      call_insert(key);
+    }
+  }
+  void finish()
+    requires(F::is_static)
+  {
+    static_assert(requires(std::vector<std::uint64_t> lows) { F::from_digest_lows(std::move(lows), fpr, nullptr); },
+                  "a static kind built from one key set offers from_digest_lows (kind.hpp)");
+    bench::on_all_cpus([&] { filter_.emplace(F::from_digest_lows(std::move(lows_), fpr, nullptr)); });
   }
   template <class K>
   bool contains(const K& key) const noexcept {
-    if constexpr (timed) return filter_.contains(key, Kind::now());
-    else return filter_.contains(key);
+    if constexpr (detail::takes_time<F>) return filter_->contains(key, now());
+    else return filter_->contains(key);
   }
   template <class R>
   void insert_many(const R& keys)
-    requires requires(filter_type& f) { f.insert_many(keys); }
+    requires(F::is_static || requires(F& f) { f.insert_many(keys); })
   {
-    if constexpr (requires { requires Kind::insert_false_means_full; }) {
-      refused_ += static_cast<std::uint64_t>(std::ranges::distance(keys)) - filter_.insert_many(keys);
-    } else if constexpr (timed) {
-      filter_.insert_many(keys, Kind::now());
+    if constexpr (F::is_static) {
+      for (auto&& k : keys) insert(k);
+      finish();
+    } else if constexpr (may_be_full<F>) {
+      refused_ += static_cast<std::uint64_t>(std::ranges::distance(keys)) - filter_->insert_many(keys);
+    } else if constexpr (detail::takes_time<F>) {
+      filter_->insert_many(keys, now());
     } else {
-      filter_.insert_many(keys);
+      filter_->insert_many(keys);
     }
   }
   template <class R>
   std::size_t count_contained(const R& keys) const
-    requires requires(const filter_type& f) { f.count_contained(keys); }
+    requires requires(const F& f) { f.count_contained(keys); }
   {
-    if constexpr (timed) return filter_.count_contained(keys, Kind::now());
-    else return filter_.count_contained(keys);
+    if constexpr (detail::takes_time<F>) return filter_->count_contained(keys, now());
+    else return filter_->count_contained(keys);
   }
   template <class K>
   bool erase(const K& key)
-    requires requires(filter_type& f) { f.erase(key); }
+    requires requires(F& f) { f.erase(key); }
   {
-    return filter_.erase(key);
+    return filter_->erase(key);
   }
 
-  std::size_t memory_bytes() const noexcept { return filter_.size_in_bytes(); }
-  double predicted_fpr() const noexcept { return Kind::predicted_fpr(filter_, capacity_); }
-  std::string details() const { return Kind::details(filter_); }
+  std::size_t memory_bytes() const noexcept { return filter_->size_in_bytes(); }
+  double predicted_fpr() const noexcept {
+    if constexpr (requires(const F& f) { f.predicted_fpr_at(1.0); })
+      return filter_->predicted_fpr_at(static_cast<double>(capacity_));
+    else return filter_->predicted_fpr();
+  }
+  std::string details() const { return detail::geometry(*filter_, capacity_, fpr); }
   /// Fingerprint bits and slot load of the fingerprint tables (cuckoo, quotient); 0 and NaN elsewhere.
   unsigned fingerprint_bits() const noexcept {
-    if constexpr (requires { filter_.fingerprint_bits(); }) return filter_.fingerprint_bits();
+    if constexpr (requires(const F& f) { f.fingerprint_bits(); }) return filter_->fingerprint_bits();
     else return 0;
   }
   double load_factor() const noexcept {
-    if constexpr (requires { filter_.load_factor(); }) return filter_.load_factor();
+    if constexpr (requires(const F& f) { f.load_factor(); }) return filter_->load_factor();
     else return std::numeric_limits<double>::quiet_NaN();
   }
-  /// Inserts the filter refused because it was full (cuckoo, quotient); 0 for the others.
+  /// Keys the filter refused for want of room (0 unless the kind may be full).
   std::uint64_t refused_inserts() const noexcept { return refused_; }
-  friend bool operator==(const family_contestant& a, const family_contestant& b) noexcept
-    requires std::equality_comparable<filter_type>
+  friend bool operator==(const kind_contestant& a, const kind_contestant& b) noexcept
+    requires std::equality_comparable<F>
   {
-    return a.filter_ == b.filter_;
+    return *a.filter_ == *b.filter_;
   }
 
  private:
+  static F make(std::uint64_t capacity) {
+    if constexpr (requires { F::for_capacity(capacity, fpr); }) {
+      return F::for_capacity(capacity, fpr);
+    } else if constexpr (detail::takes_time<F>) {
+      static_assert(std::constructible_from<F, std::uint64_t, double, std::chrono::nanoseconds, std::uint64_t,
+                                            typename F::time_point>,
+                    "a kind that takes the time is built as (window, fpr, window time, seed, now)");
+      return F(capacity, fpr, std::chrono::nanoseconds{0}, F::hasher_type::default_seed, now());
+    } else {
+      return F(capacity, fpr);
+    }
+  }
+  static auto now() noexcept
+    requires detail::takes_time<F>
+  {
+    return typename F::time_point{};
+  }
+  template <class K>
+  bool call_insert(const K& key) {
+    if constexpr (detail::takes_time<F>) return filter_->insert(key, now());
+    else return filter_->insert(key);
+  }
+
   std::uint64_t capacity_;
-  filter_type filter_;
+  std::optional<F> filter_;
+  std::vector<std::uint64_t> lows_;  // a static kind's digest halves, until finish()
   std::uint64_t refused_ = 0;
 };
 

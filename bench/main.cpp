@@ -5,7 +5,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -26,47 +25,90 @@
 #include "build_info.hpp"
 #include "keys.hpp"
 #include "measure.hpp"
+#include "our_kinds.hpp"
 #include "report.hpp"
 #include "results.hpp"
 
 namespace blume::bench {
 namespace {
 
-constexpr std::string_view usage = R"(usage: blume_bench [options]
+/// `text` wrapped at 110 columns for a paragraph that starts at column `indent`, every line after the
+/// first indented by as many spaces.
+std::string wrap(std::string_view text, std::size_t indent) {
+  constexpr std::size_t width = 110;
+  std::string out;
+  std::size_t column = indent;
+  bool line_start = true;
+  while (!text.empty()) {
+    const std::size_t space = text.find(' ');
+    const std::string_view word = text.substr(0, space);
+    text.remove_prefix(space == std::string_view::npos ? text.size() : space + 1);
+    if (!line_start && column + 1 + word.size() > width) {
+      out += "\n" + std::string(indent, ' ');
+      column = indent;
+      line_start = true;
+    }
+    if (!line_start) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += word.size();
+    line_start = false;
+  }
+  return out;
+}
 
-Builds each contestant for n keys, times inserts and lookups of present and absent keys (one call per key,
-and batched for our filters), repeats, and prints medians with their ratio to absl::flat_hash_set.
+/// --help. The lists of kinds come from blume's list of kinds, grouped by what each kind declares.
+std::string usage() {
+  const auto plain = kind_names([](const kind_facts& k) { return !k.is_static && !k.family; });
+  const auto family = kind_names([](const kind_facts& k) { return k.family; });
+  const auto statics = kind_names([](const kind_facts& k) { return k.is_static; });
+  const auto forgetting = kind_names([](const kind_facts& k) { return k.forgets; });
+  const std::string defaults = plain == core_kinds() ? "" : ": " + join(core_kinds());
+  std::string notes;
+  for (const kind_facts& k : benchmarked_kinds())
+    if (!k.note.empty()) notes += " (" + std::string(k.name) + ": " + std::string(k.note) + ")";
 
-  --items LIST       key counts, comma-separated; suffixes k, M, G or 1e7 style (default 10M,100M)
-  --keys LIST        int, email (default int,email)
-  --reps N           repetitions of every cell (default 3)
-  --probes N         absent keys looked up, and at most that many present keys (default 10M)
-  --kinds LIST       our kinds: bloom, partitioned, blocked, split-block (the default: these four), and
-                     the rest of the family: counting, scalable, cuckoo, quotient, stable, aging, and
-                     the static kinds: xor8, xor16, fuse8, fuse16, gcs (a GCS lookup decodes about 1000
-                     codes, microseconds: time it on its own with --probes 100k)
-  --baselines LIST   unordered_set, absl, libbloom (default all; "none" for none)
-  --family           the filter-family run (issue 3): --kinds bloom,blocked,split-block,counting,scalable,
-                     cuckoo,quotient,stable,aging and every baseline (an explicit --kinds or --baselines
-                     wins). Any run with a family kind in it also times erase (one erase() per present
-                     key, after the lookups, for every contestant that has one, the hash sets included),
-                     reports the measured false-negative rate of stable and aging (misses are possible by
-                     design there, so they are not failures), and evaluates the family targets
-  --static           the static-filter run (issue 6): --kinds blocked,split-block,xor8,xor16,fuse8,fuse16 and
-                     every baseline (an explicit --kinds or --baselines wins); evaluates the static targets
-  --output PATH      Markdown report (default <source>/docs/benchmarks.md; "none" to skip)
-  --append           add this run to the report instead of replacing it
-  --cpu N            pin to CPU N with sched_setaffinity (default 1; -1: do not pin)
-  --quick            smoke test: n = 1M, 1M probes, 1 repetition, no report unless --output is given
-  --help             this text
-)";
+  auto option = [](std::string_view name, const std::string& text) {
+    std::string line = "  " + std::string(name);
+    line.resize(21, ' ');
+    return line + wrap(text, 21) + "\n";
+  };
+  return "usage: blume_bench [options]\n\n"
+         "Builds each contestant for n keys, times inserts and lookups of present and absent keys (one call per key,\n"
+         "and batched for our filters), repeats, and prints medians with their ratio to absl::flat_hash_set.\n\n" +
+         option("--items LIST", "key counts, comma-separated; suffixes k, M, G or 1e7 style (default 10M,100M)") +
+         option("--keys LIST", "int, email (default int,email)") +
+         option("--reps N", "repetitions of every cell (default 3)") +
+         option("--probes N", "absent keys looked up, and at most that many present keys (default 10M)") +
+         option("--kinds LIST", "our kinds: " + join(plain) + " (the default" + defaults +
+                                    "), the rest of the family: " + join(family) + ", and the static kinds: " +
+                                    join(statics) + notes) +
+         option("--baselines LIST", "unordered_set, absl, libbloom (default all; \"none\" for none)") +
+         option("--family", "the filter-family run: --kinds " + join(family_preset(), ",") +
+                                " and every baseline (an explicit --kinds or --baselines wins). Any run with a family "
+                                "kind in it (one that can erase, may refuse keys when full, or forgets) also times "
+                                "erase (one erase() per present key, after the lookups, for every contestant that has "
+                                "one, the hash sets included), reports the measured false-negative rate of the kinds "
+                                "that forget (" + join(forgetting) + "; misses are possible by design there, so they "
+                                "are not failures), and evaluates the family targets") +
+         option("--static", "the static-filter run: --kinds " + join(static_preset(), ",") +
+                                " and every baseline (an explicit --kinds or --baselines wins); evaluates the static "
+                                "targets") +
+         option("--output PATH", "Markdown report (default <source>/docs/benchmarks.md; \"none\" to skip)") +
+         option("--append", "add this run to the report instead of replacing it") +
+         option("--cpu N", "pin to CPU N with sched_setaffinity (default 1; -1: do not pin)") +
+         option("--quick", "smoke test: n = 1M, 1M probes, 1 repetition, no report unless --output is given") +
+         option("--help", "this text");
+}
 
 struct options {
   std::vector<std::uint64_t> items = {10'000'000, 100'000'000};
   std::vector<std::string> keys = {"int", "email"};
   int reps = 3;
   std::uint64_t probes = 10'000'000;
-  std::vector<std::string> kinds = {"bloom", "partitioned", "blocked", "split-block"};
+  std::vector<std::string> kinds = core_kinds();
   std::vector<std::string> baselines = {"unordered_set", "absl", "libbloom"};
   std::string output = std::string(build_info::source_dir) + "/docs/benchmarks.md";
   bool output_given = false;
@@ -76,12 +118,6 @@ struct options {
   bool family = false;
   bool static_run = false;
 };
-
-constexpr std::array<std::string_view, 15> kind_words = {
-    "bloom",  "partitioned", "blocked", "split-block", "counting", "scalable", "cuckoo", "quotient",
-    "stable", "aging",       "xor8",    "xor16",       "fuse8",    "fuse16",   "gcs"};
-constexpr std::array<std::string_view, 6> family_kind_words = {
-    "counting", "scalable", "cuckoo", "quotient", "stable", "aging"};
 
 std::vector<std::string> split_list(std::string_view text) {
   std::vector<std::string> parts;
@@ -109,11 +145,31 @@ std::uint64_t parse_count(std::string_view text) {
   return static_cast<std::uint64_t>(value);
 }
 
+/// Whether any kind selected with --kinds is one `keep` picks.
+template <class Keep>
+bool any_selected(const options& o, Keep keep) {
+  const auto names = kind_names(keep);
+  return std::any_of(o.kinds.begin(), o.kinds.end(),
+                     [&](const std::string& k) { return std::find(names.begin(), names.end(), k) != names.end(); });
+}
+
 /// A run with any family kind in it: it times erase, reports false negatives and the family targets.
 bool family_run(const options& o) {
-  return std::any_of(o.kinds.begin(), o.kinds.end(), [](const std::string& k) {
-    return std::find(family_kind_words.begin(), family_kind_words.end(), k) != family_kind_words.end();
-  });
+  return any_selected(o, [](const kind_facts& k) { return k.family; });
+}
+
+/// --kinds takes the name of every kind built from one key set; the others are refused with the reason.
+void check_kinds(const std::vector<std::string>& words) {
+  const auto known = kind_names([](const kind_facts&) { return true; });
+  for (const auto& w : words) {
+    if (std::find(known.begin(), known.end(), w) != known.end()) continue;
+    if (const auto kind = parse_kind(w))
+      throw std::invalid_argument("'" + w + "' for --kinds: a " + w + " filter is built from inputs of its own (" +
+                                  (input_of(*kind) == kind_input::keys_with_values ? "keys with values"
+                                                                                   : "included and excluded keys") +
+                                  "), not from one key set, so the benchmark does not measure it");
+    throw std::invalid_argument("unknown value '" + w + "' for --kinds (one of: " + join(known) + ")");
+  }
 }
 
 template <class Allowed = std::initializer_list<std::string_view>>
@@ -133,7 +189,7 @@ options parse_options(int argc, char** argv) {
       return argv[++i];
     };
     if (arg == "--help" || arg == "-h") {
-      std::cout << usage;
+      std::cout << usage();
       std::exit(0);
     } else if (arg == "--items") {
       o.items.clear();
@@ -150,7 +206,7 @@ options parse_options(int argc, char** argv) {
       probes_given = true;
     } else if (arg == "--kinds") {
       o.kinds = split_list(value());
-      check_words(o.kinds, kind_words, "--kinds");
+      check_kinds(o.kinds);
       kinds_given = true;
     } else if (arg == "--baselines") {
       const std::string_view v = value();
@@ -175,12 +231,11 @@ options parse_options(int argc, char** argv) {
     }
   }
   if (o.family) {
-    if (!kinds_given)
-      o.kinds = {"bloom", "blocked", "split-block", "counting", "scalable", "cuckoo", "quotient", "stable", "aging"};
+    if (!kinds_given) o.kinds = family_preset();
     if (!baselines_given) o.baselines = {"unordered_set", "absl", "libbloom"};
   }
   if (o.static_run) {
-    if (!kinds_given) o.kinds = {"blocked", "split-block", "xor8", "xor16", "fuse8", "fuse16"};
+    if (!kinds_given) o.kinds = static_preset();
     if (!baselines_given) o.baselines = {"unordered_set", "absl", "libbloom"};
   }
   if (o.quick) {
@@ -206,11 +261,20 @@ std::string pin_to_cpu(int cpu) {
          "` would)";
 }
 
+/// The command line as the report records it. An absolute path inside the source tree is written relative
+/// to the tree's top (the program as ./build/...), as if run from there; a program outside it by its file
+/// name: the report is read on other machines, where this one's directories mean nothing.
 std::string command_line(int argc, char** argv) {
+  const std::filesystem::path source(build_info::source_dir);
   std::string out;
   for (int i = 0; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    out += (i == 0 ? "" : " ") + (a.find(' ') == std::string_view::npos ? std::string(a) : "'" + std::string(a) + "'");
+    std::string a = argv[i];
+    if (const std::filesystem::path p(a); p.is_absolute()) {
+      const std::filesystem::path inside = p.lexically_normal().lexically_relative(source);
+      if (!inside.empty() && *inside.begin() != "..") a = (i == 0 ? "./" : "") + inside.string();
+      else if (i == 0) a = p.filename().string();
+    }
+    out += (i == 0 ? "" : " ") + (a.find(' ') == std::string::npos ? a : "'" + a + "'");
   }
   return out;
 }
@@ -238,7 +302,7 @@ config_result run_config(const options& o, std::uint64_t items, std::uint64_t& c
       sample s = contestants[i].measure(w, with_erase);
       std::fprintf(stderr, "  [n=%llu %s, run %d/%d] %-28s insert %7.1f  +%7.1f  -%7.1f  -batched %7.1f ns/key",
                    static_cast<unsigned long long>(items), std::string(Keys::short_name).c_str(), rep, o.reps,
-                   std::string(contestants[i].name).c_str(), s.ns_per_key[insert], s.ns_per_key[positive],
+                   contestants[i].name.c_str(), s.ns_per_key[insert], s.ns_per_key[positive],
                    s.ns_per_key[negative], s.ns_per_key[negative_batched]);
       if (with_erase && !std::isnan(s.ns_per_key[erase_keys]))
         std::fprintf(stderr, "  erase %7.1f", s.ns_per_key[erase_keys]);
@@ -263,6 +327,7 @@ config_result run_config(const options& o, std::uint64_t items, std::uint64_t& c
     contestant_result r;
     r.name = contestants[i].name;
     r.ours = contestants[i].ours;
+    r.kind = contestants[i].kind;
     r.bytes = runs.front().bytes;
     r.bits_per_key = static_cast<double>(r.bytes) * 8.0 / static_cast<double>(items);
     r.measured_fpr = static_cast<double>(runs.front().negative_hits) / static_cast<double>(result.negative_probes);
@@ -323,14 +388,11 @@ int run(int argc, char** argv) {
   const auto checks = evaluate_targets(configs);
   const auto family_checks = family_run(o) ? evaluate_family_targets(configs) : std::vector<target_check>{};
   if (family_checks.empty() || any_evaluated(checks)) std::cout << "targets\n" << targets_table(checks).to_text() << "\n";
-  if (!family_checks.empty())
-    std::cout << "family targets (issue 3)\n" << targets_table(family_checks).to_text() << "\n";
-  const bool static_kinds = std::any_of(o.kinds.begin(), o.kinds.end(), [](const std::string& k) {
-    return k == "xor8" || k == "xor16" || k == "fuse8" || k == "fuse16" || k == "gcs";
-  });
+  if (!family_checks.empty()) std::cout << "family targets\n" << targets_table(family_checks).to_text() << "\n";
+  const bool static_kinds = any_selected(o, [](const kind_facts& k) { return k.is_static; });
   const auto static_checks = static_kinds ? evaluate_static_targets(configs) : std::vector<target_check>{};
   if (!static_checks.empty())
-    std::cout << "static-filter targets (issue 6)\n" << targets_table(static_checks).to_text() << "\n";
+    std::cout << "static-filter targets\n" << targets_table(static_checks).to_text() << "\n";
   if (const table kinds = kinds_against_targets_table(configs); !kinds.rows.empty())
     std::cout << kinds.to_text() << "\n";
   std::cout

@@ -13,6 +13,7 @@
 
 #include "contestants.hpp"
 #include "keys.hpp"
+#include "our_kinds.hpp"
 #include "results.hpp"
 
 namespace blume::bench {
@@ -26,14 +27,14 @@ concept has_bulk_lookup = requires(const C& cc, const Keys& keys) {
   { cc.count_contained(keys.range()) } -> std::convertible_to<std::size_t>;
 };
 
-/// Contestants that can delete a key (counting, cuckoo, quotient, the hash sets).
+/// Contestants that can delete a key (our kinds with erase(), the hash sets).
 template <class C, class Keys>
 concept has_erase = requires(C& c, const Keys& keys) {
   { c.erase(keys[0]) } -> std::convertible_to<bool>;
 };
 
-/// Kinds whose lookups may miss present keys by design (stable, aging): their misses are measured and
-/// reported as a rate, not as a failure.
+/// Kinds whose lookups may miss present keys by design (those that forget: stable, aging): their misses
+/// are measured and reported as a rate, not as a failure.
 template <class C>
 concept misses_by_design = C::false_negatives_by_design;
 
@@ -142,37 +143,29 @@ sample measure_once(const workload<Keys>& w, bool with_erase) {
 /// A contestant as the driver sees it: a name, what selects it on the command line, and how to measure it.
 template <class Keys>
 struct contestant_entry {
-  std::string_view name;
-  std::string_view option;  // the word in --kinds (ours) or --baselines
+  std::string name;
+  std::string_view option;  // the word in --kinds (ours: the kind's name) or --baselines
   bool ours;
   sample (*measure)(const workload<Keys>&, bool with_erase);
-  bool family = false;                    // one of the kinds added for issue 3 (not in the default run)
-  bool false_negatives_by_design = false;  // stable, aging
+  filter_kind kind{};                      // ours: which kind
+  bool false_negatives_by_design = false;  // kinds that forget (stable, aging)
 };
 
+/// Every contestant, in report order: each of our kinds built from one key set (in the list's id order),
+/// then the baselines.
 template <class Keys>
 std::vector<contestant_entry<Keys>> all_contestants() {
   using key = typename Keys::key_type;
-  return {
-      {names::bloom, "bloom", true, &measure_once<blume_contestant<blume::bloom_filter<>>, Keys>},
-      {names::partitioned, "partitioned", true, &measure_once<blume_contestant<blume::partitioned_bloom_filter<>>, Keys>},
-      {names::blocked, "blocked", true, &measure_once<blume_contestant<blume::blocked_bloom_filter<>>, Keys>},
-      {names::split_block, "split-block", true, &measure_once<blume_contestant<blume::split_block_bloom_filter<>>, Keys>},
-      {names::counting, "counting", true, &measure_once<family_contestant<counting_kind>, Keys>, true},
-      {names::scalable, "scalable", true, &measure_once<family_contestant<scalable_kind>, Keys>, true},
-      {names::cuckoo, "cuckoo", true, &measure_once<family_contestant<cuckoo_kind>, Keys>, true},
-      {names::quotient, "quotient", true, &measure_once<family_contestant<quotient_kind>, Keys>, true},
-      {names::stable, "stable", true, &measure_once<family_contestant<stable_kind>, Keys>, true, true},
-      {names::aging, "aging", true, &measure_once<family_contestant<aging_kind>, Keys>, true, true},
-      {names::xor8, "xor8", true, &measure_once<static_contestant<blume::xor8_filter<>>, Keys>},
-      {names::xor16, "xor16", true, &measure_once<static_contestant<blume::xor16_filter<>>, Keys>},
-      {names::fuse8, "fuse8", true, &measure_once<static_contestant<blume::fuse8_filter<>>, Keys>},
-      {names::fuse16, "fuse16", true, &measure_once<static_contestant<blume::fuse16_filter<>>, Keys>},
-      {names::gcs, "gcs", true, &measure_once<static_contestant<blume::golomb_coded_set<>>, Keys>},
-      {names::unordered_set, "unordered_set", false, &measure_once<std_unordered_set_contestant<key>, Keys>},
-      {names::absl_set, "absl", false, &measure_once<absl_flat_hash_set_contestant<key>, Keys>},
-      {names::libbloom, "libbloom", false, &measure_once<libbloom_contestant, Keys>},
-  };
+  std::vector<contestant_entry<Keys>> out;
+  for_each_benchmarked_kind([&](auto type) {
+    using F = typename decltype(type)::type;
+    out.push_back({label<F>(), F::name, true, &measure_once<kind_contestant<F>, Keys>, F::kind, forgets_v<F>});
+  });
+  out.push_back({std::string(names::unordered_set), "unordered_set", false,
+                 &measure_once<std_unordered_set_contestant<key>, Keys>});
+  out.push_back({std::string(names::absl_set), "absl", false, &measure_once<absl_flat_hash_set_contestant<key>, Keys>});
+  out.push_back({std::string(names::libbloom), "libbloom", false, &measure_once<libbloom_contestant, Keys>});
+  return out;
 }
 
 }  // namespace blume::bench

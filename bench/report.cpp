@@ -11,7 +11,9 @@
 #include <sstream>
 #include <string_view>
 
+#include "blume/kinds.hpp"
 #include "build_info.hpp"
+#include "our_kinds.hpp"
 
 namespace blume::bench {
 
@@ -145,7 +147,7 @@ constexpr std::string_view compiler_name =
 
 // ---- targets ---------------------------------------------------------------------------------------------
 
-// The issue's targets (point 7), for n = 100M 64-bit keys and n = 10M e-mail-like keys at 1%.
+// The main targets, for n = 100M 64-bit keys and n = 10M e-mail-like keys at 1%.
 constexpr double classic_mib_limit = 114.3;
 constexpr double fastest_bits_per_key_limit = 10.6;
 constexpr double fastest_fpr_limit = 0.01;
@@ -313,17 +315,18 @@ std::vector<std::string> wide_spreads(const config_result& config) {
 std::vector<target_check> evaluate_targets(const std::vector<config_result>& configs) {
   std::vector<target_check> checks;
   const std::string big = "n = 100M, 64-bit keys: ";
+  const std::string bloom_name = label_of(bloom_filter<>::kind);
   const config_result* c100 = find_config(configs, 100'000'000, "int");
   if (c100 == nullptr) {
     const std::string why = "not run (needs --items 100M --keys int)";
-    checks.push_back(not_run(big + "bloom_filter<> in ≤ 114.3 MiB", why));
+    checks.push_back(not_run(big + bloom_name + " in ≤ 114.3 MiB", why));
     checks.push_back(not_run(big + "fastest kind at ≤ 10.6 bits/key, measured FPR ≤ 1%", why));
   } else {
-    if (const auto* bloom = c100->find(names::bloom)) {
+    if (const auto* bloom = c100->find(bloom_filter<>::kind)) {
       const double mib = static_cast<double>(bloom->bytes) / (1024.0 * 1024.0);
-      checks.push_back({big + "bloom_filter<> in ≤ 114.3 MiB", printf_string("%.2f MiB", mib), mib <= classic_mib_limit});
+      checks.push_back({big + bloom_name + " in ≤ 114.3 MiB", printf_string("%.2f MiB", mib), mib <= classic_mib_limit});
     } else {
-      checks.push_back(not_run(big + "bloom_filter<> in ≤ 114.3 MiB", "bloom_filter<> not run"));
+      checks.push_back(not_run(big + bloom_name + " in ≤ 114.3 MiB", bloom_name + " not run"));
     }
     const contestant_result* fast = fastest_qualifying_kind(*c100);
     const std::string who = big + "fastest kind";
@@ -435,10 +438,10 @@ bool any_evaluated(const std::vector<target_check>& checks) {
   return std::any_of(checks.begin(), checks.end(), [](const target_check& c) { return c.passed.has_value(); });
 }
 
-// ---- family targets (issue 3) ----------------------------------------------------------------------------
+// ---- family targets --------------------------------------------------------------------------------------
 
 namespace {
-constexpr double counting_memory_limit = 4.1;   // × bloom_filter<>'s bytes
+constexpr double counting_memory_limit = 4.1;   // × bloom's bytes
 constexpr double cuckoo_bits_limit = 13.5;      // bits/key with 12-bit fingerprints, at its load
 constexpr double cuckoo_fpr_limit = 0.002;      // measured
 constexpr double cuckoo_speed_limit = 2.0;      // × our fastest blocked kind's negative lookups
@@ -447,8 +450,8 @@ constexpr double quotient_bits_limit = 1.2;     // × cuckoo's bits/key, at equa
 /// Our fastest blocked kind (blocked or split-block) for metric m, or nullptr if neither ran.
 const contestant_result* fastest_blocked(const config_result& c, metric m) {
   const contestant_result* best = nullptr;
-  for (std::string_view name : {names::blocked, names::split_block})
-    if (const auto* r = c.find(name); r != nullptr && r->ns[m].applicable() &&
+  for (filter_kind kind : {blocked_bloom_filter<>::kind, split_block_bloom_filter<>::kind})
+    if (const auto* r = c.find(kind); r != nullptr && r->ns[m].applicable() &&
                                       (best == nullptr || r->ns[m].median < best->ns[m].median))
       best = r;
   return best;
@@ -467,12 +470,16 @@ std::vector<target_check> evaluate_family_targets(const std::vector<config_resul
   for (const auto& c : configs) {
     const std::string at =
         "n = " + format_items(c.items) + (c.key_short_name == "int" ? ", 64-bit keys: " : ", e-mail-like keys: ");
-    const auto* bloom = c.find(names::bloom);
-    const auto* counting = c.find(names::counting);
-    const auto* cuckoo = c.find(names::cuckoo);
-    const auto* quotient = c.find(names::quotient);
+    const auto* bloom = c.find(bloom_filter<>::kind);
+    const auto* counting = c.find(counting_bloom_filter<>::kind);
+    const auto* cuckoo = c.find(cuckoo_filter<>::kind);
+    const auto* quotient = c.find(quotient_filter<>::kind);
+    const std::string bloom_name = label_of(bloom_filter<>::kind);
+    const std::string counting_name = label_of(counting_bloom_filter<>::kind);
+    const std::string cuckoo_name = label_of(cuckoo_filter<>::kind);
+    const std::string quotient_name = label_of(quotient_filter<>::kind);
 
-    const std::string t1 = at + "counting_bloom_filter<4> ≤ 4.1× bloom_filter<>'s memory";
+    const std::string t1 = at + counting_name + " ≤ 4.1× " + bloom_name + "'s memory";
     if (bloom == nullptr || counting == nullptr) {
       checks.push_back(not_run(t1, "needs bloom and counting in --kinds"));
     } else {
@@ -484,7 +491,8 @@ std::vector<target_check> evaluate_family_targets(const std::vector<config_resul
                         ratio <= counting_memory_limit});
     }
 
-    const std::string t2 = at + "cuckoo_filter<> with 12-bit fingerprints ≤ 13.5 bits/key at its load, measured FPR ≤ 0.2%";
+    const std::string t2 =
+        at + cuckoo_name + " with 12-bit fingerprints ≤ 13.5 bits/key at its load, measured FPR ≤ 0.2%";
     if (cuckoo == nullptr) {
       checks.push_back(not_run(t2, "needs cuckoo in --kinds"));
     } else {
@@ -500,7 +508,7 @@ std::vector<target_check> evaluate_family_targets(const std::vector<config_resul
     }
 
     for (const auto& [m, how] : {std::pair{negative, "one-by-one contains()"}, std::pair{negative_batched, "batched count_contained()"}}) {
-      const std::string t3 = at + "cuckoo_filter<> negative lookups ≤ 2× our fastest blocked filter's, " + how;
+      const std::string t3 = at + cuckoo_name + " negative lookups ≤ 2× our fastest blocked filter's, " + how;
       const contestant_result* fast = fastest_blocked(c, m);
       if (cuckoo == nullptr || fast == nullptr) {
         checks.push_back(not_run(t3, "needs cuckoo and blocked or split-block in --kinds"));
@@ -513,7 +521,7 @@ std::vector<target_check> evaluate_family_targets(const std::vector<config_resul
                         ratio <= cuckoo_speed_limit});
     }
 
-    const std::string t4 = at + "quotient_filter<> ≤ 1.2× cuckoo_filter<>'s bits/key at equal FPR";
+    const std::string t4 = at + quotient_name + " ≤ 1.2× " + cuckoo_name + "'s bits/key at equal FPR";
     if (cuckoo == nullptr || quotient == nullptr) {
       checks.push_back(not_run(t4, "needs cuckoo and quotient in --kinds"));
     } else {
@@ -548,26 +556,27 @@ run_environment describe_environment(const std::string& command, const std::stri
   return env;
 }
 
-// ---- static-filter targets (issue 6) -----------------------------------------------------------------
+// ---- static-filter targets ------------------------------------------------------------------------------
 
 std::vector<target_check> evaluate_static_targets(const std::vector<config_result>& configs) {
   std::vector<target_check> checks;
   for (const auto& c : configs) {
     const std::string at =
         "n = " + format_items(c.items) + (c.key_short_name == "int" ? ", 64-bit keys: " : ", e-mail-like keys: ");
-    for (const auto& [name, limit] :
-         {std::pair{names::fuse8, 9.1}, std::pair{names::xor8, 9.9}, std::pair{names::gcs, 9.5}}) {
-      const std::string t = at + std::string(name) + " ≤ " + printf_string("%.1f", limit) + " bits/key";
-      if (const auto* r = c.find(name); r == nullptr) {
+    for (const auto& [kind, limit] : {std::pair{fuse8_filter<>::kind, 9.1}, std::pair{xor8_filter<>::kind, 9.9},
+                                      std::pair{golomb_coded_set<>::kind, 9.5}}) {
+      const std::string t = at + label_of(kind) + " ≤ " + printf_string("%.1f", limit) + " bits/key";
+      if (const auto* r = c.find(kind); r == nullptr) {
         checks.push_back(not_run(t, "needs it in --kinds"));
       } else {
         checks.push_back({t, printf_string("%.2f bits/key, FPR ", r->bits_per_key) + format_percent(r->measured_fpr),
                           r->bits_per_key <= limit});
       }
     }
-    const auto* fuse = c.find(names::fuse8);
+    const auto* fuse = c.find(fuse8_filter<>::kind);
     for (const auto& [m, how] : {std::pair{negative, "one-by-one contains()"}, std::pair{negative_batched, "batched count_contained()"}}) {
-      const std::string t = at + "fuse8_filter<> negative lookups ≤ 1.3× our fastest blocked filter's, " + how;
+      const std::string t =
+          at + label_of(fuse8_filter<>::kind) + " negative lookups ≤ 1.3× our fastest blocked filter's, " + how;
       const contestant_result* fast = fastest_blocked(c, m);
       if (fuse == nullptr || fast == nullptr) {
         checks.push_back(not_run(t, "needs fuse8 and blocked or split-block in --kinds"));
@@ -580,9 +589,10 @@ std::vector<target_check> evaluate_static_targets(const std::vector<config_resul
                         ratio <= 1.3});
     }
     if (c.items >= 100'000'000) {
-      for (std::string_view name : {names::xor8, names::xor16, names::fuse8, names::fuse16, names::gcs}) {
-        const std::string t = at + std::string(name) + " build ≤ 100 ns/key";
-        if (const auto* r = c.find(name); r == nullptr) {
+      for (const kind_facts& k : benchmarked_kinds()) {  // every static kind
+        if (!k.is_static) continue;
+        const std::string t = at + k.label + " build ≤ 100 ns/key";
+        if (const auto* r = c.find(k.kind); r == nullptr) {
           checks.push_back(not_run(t, "needs it in --kinds"));
         } else {
           checks.push_back({t, format_ns(r->ns[insert].median) + " ns/key", r->ns[insert].median <= 100});
@@ -605,9 +615,12 @@ std::string markdown_report(const run_environment& env, const std::vector<config
           "- Times are nanoseconds per key, the median of the runs; the min / median / max table shows the spread.\n"
           "  In parentheses: the figure divided by absl::flat_hash_set's in the same run (below 1 = faster or\n"
           "  smaller). Each run rebuilds every contestant, one at a time, in the same order.\n"
-          "- *insert*: construction plus one `insert()` per key, keys in index order. Our filters are built with\n"
-          "  their `(capacity, 0.01)` constructor (sized by `blume::plan_for`); the hash sets are `reserve(n)`ed;\n"
-          "  libbloom is `bloom_init(n, 0.01)`. *insert_many*: the same through our bulk call.\n"
+          "- *insert*: construction plus one `insert()` per key, keys in index order. Our filters are built for\n"
+          "  n keys at 0.01 as `blume::make_filter` builds their kind: the `(capacity, 0.01)` constructor (sized by\n"
+          "  `blume::plan_for`), or the kind's `for_capacity(n, 0.01)` where it has one; the hash sets are\n"
+          "  `reserve(n)`ed; libbloom is `bloom_init(n, 0.01)`. *insert_many*: the same through our bulk call.\n"
+          "  Our rows are named by kind, as `--kinds` takes them; a rate after the name is the one that kind is\n"
+          "  built at instead of 1%.\n"
           "- *+ lookup* / *− lookup*: present / absent keys, one `contains()` call per key, in random order.\n"
           "  *batched*: `count_contained()` over the same keys (hashes and prefetches 32 keys at a time); the\n"
           "  baselines have no batched call, so their ratio column compares our batched figure with their loop.\n"
@@ -618,28 +631,42 @@ std::string markdown_report(const run_environment& env, const std::vector<config
           "  key bytes, and their memory includes the arena's bytes for the n present keys.\n"
           "- Our filters allocate arrays of 2 MiB or more 2 MiB-aligned with `MADV_HUGEPAGE`; the baselines use\n"
           "  malloc. String-key timings include hashing. FPR is measured on the absent keys, next to the\n"
-          "  kind's model at n keys (libbloom: the classic formula at its m and k).\n"
+          "  kind's model at n keys where the model takes a key count, else its model in the state after the n\n"
+          "  inserts (libbloom: the classic formula at its m and k).\n"
           "- Keys: integers are splitmix64(i); strings are `name.<i in base 36>_<digits>@domain`, 20-32 bytes.\n"
           "  Present keys are i in [0, n), absent keys i in [n, n + probes): distinct by construction.\n"
-          "- The family run (`--family`, or any of counting, scalable, cuckoo, quotient, stable, aging in\n"
-          "  `--kinds`; the default run is the four core kinds, unchanged): bloom, blocked, split-block, the six\n"
-          "  other kinds and the baselines. counting_bloom_filter<4>, cuckoo_filter<> and quotient_filter<> are\n"
-          "  built by `(n, 0.01)`; scalable_bloom_filter<> by `(n, 0.01)` too, so its first layer (planned at\n"
-          "  0.5%) takes all n keys; stable_bloom_filter<> by `for_rate(cells, k, 0.01)` with cells and k from\n"
-          "  `plan_for(n, 0.01, blume::stable_bloom_filter<>::kind)`; aging_bloom_filter<> by `(window = n, 0.01)`, every call\n"
-          "  given one fixed time point (a count-based window never reads it; the default argument would read\n"
-          "  the system clock on every call). Their predicted FPR is their model in the state after n inserts.\n"
+       << "- The family run (`--family`, or any kind in `--kinds` that can erase, may refuse keys when full, or\n"
+          "  forgets: "
+       << join(kind_names([](const kind_facts& k) { return k.family; }))
+       << "; the default run is the four core kinds,\n"
+          "  unchanged): "
+       << join(family_preset())
+       << ",\n"
+          "  and the baselines. The scalable filter's first layer (planned at 0.5%) takes all n keys; the stable\n"
+          "  filter's `for_capacity` takes its cells and k from its planner, then the decrements per insert that\n"
+          "  hold 1% on an endless stream; the aging filter has window = n, and every call is given one fixed\n"
+          "  time point (a count-based window never reads it; the default argument would read the system clock\n"
+          "  on every call).\n"
           "- *erase* (family runs only): one `erase()` per present key, in index order, after the lookups, on\n"
-          "  the built structure, for every contestant that can delete: counting, cuckoo, quotient, and the\n"
+          "  the built structure, for every contestant that can delete: "
+       << join(kind_names([](const kind_facts& k) { return k.can_erase; }))
+       << ", and the\n"
           "  hash sets (`set.erase(key)`; std::unordered_set frees a node per key). n/a elsewhere. Every erase\n"
-          "  of an inserted key must succeed. *FN measured* (family runs): stable and aging forget old keys by\n"
+          "  of an inserted key must succeed. *FN measured* (family runs): "
+       << join(kind_names([](const kind_facts& k) { return k.forgets; }), " and ")
+       << " forget old keys by\n"
           "  design, so the share of present probes they answer \"absent\" is reported as a rate; for every\n"
           "  other kind (—) a single false negative is a failure, as before.\n"
-          "- The static run (`--static`, or xor8, xor16, fuse8, fuse16, gcs in `--kinds`): a static filter's\n"
-          "  *insert* is its whole construction: one digest half collected per key (pinned, one thread), then the\n"
-          "  build from all of them with both CPUs allowed, since construction runs its passes on two threads.\n"
-          "  `golomb_coded_set<> (2^-8)` is built at P = 8; its lookups decode about a thousand codes each, so it\n"
-          "  is timed on its own with `--probes 100k`.\n\n";
+       << "- The static run (`--static`, or any static kind in `--kinds`: "
+       << join(kind_names([](const kind_facts& k) { return k.is_static; }))
+       << "):\n"
+          "  a static filter's *insert* is its whole construction: one digest half collected per key (pinned, one\n"
+          "  thread), then the build from all of them (`from_digest_lows`) with both CPUs allowed, since\n"
+          "  construction runs its passes on two threads. `"
+       << label_of(golomb_coded_set<>::kind)
+       << "` is built at P = 8, the rate of its targets\n"
+          "  (1% would round to 2^-7); its lookups decode about a thousand codes each, so `--static` leaves it\n"
+          "  out and it is timed on its own with `--probes 100k`.\n\n";
   }
   md << "## Run of " << env.date << "\n\n"
      << "- Command: `" << env.command << "`\n"
@@ -672,9 +699,10 @@ std::string markdown_report(const run_environment& env, const std::vector<config
        << targets_table(checks).to_markdown() << "\n";
   }
   if (!family_checks.empty()) {
-    md << "### Family targets (issue 3)\n\n"
-       << "Evaluated from the medians above. \"Fastest blocked filter\": blocked_bloom_filter<> or "
-          "split_block_bloom_filter<>, whichever is faster for the same kind of lookup (one-by-one against "
+    md << "### Family targets\n\n"
+       << "Evaluated from the medians above. \"Fastest blocked filter\": " << label_of(blocked_bloom_filter<>::kind)
+       << " or " << label_of(split_block_bloom_filter<>::kind)
+       << ", whichever is faster for the same kind of lookup (one-by-one against "
           "one-by-one, batched against batched). Quotient against cuckoo at equal FPR: a fingerprint filter "
           "needs one more bit per key for every halving of its rate (the information-theoretic slope, "
           "log2(1/ε) bits), so the quotient filter's bits/key is moved to the cuckoo filter's measured FPR "
@@ -683,7 +711,7 @@ std::string markdown_report(const run_environment& env, const std::vector<config
        << targets_table(family_checks).to_markdown() << "\n";
   }
   if (!static_checks.empty()) {
-    md << "### Static-filter targets (issue 6)\n\n"
+    md << "### Static-filter targets\n\n"
        << "Evaluated from the medians above. A static filter's *insert* column is its whole construction: "
           "collecting each key's digest half (pinned, one thread), then building from all of them with both "
           "CPUs allowed, since construction runs its passes on two threads (lookups stay pinned). \"Fastest "

@@ -40,7 +40,7 @@ std::string details_text(const config_result& config);
 /// One line saying what a configuration measured (n, key type, probes, repetitions).
 std::string config_title(const config_result& config);
 
-/// One target of the issue, evaluated from the measured medians.
+/// One target, evaluated from the measured medians.
 struct target_check {
   std::string target;
   std::string measured;       // the figure, or why it could not be evaluated
@@ -50,7 +50,7 @@ std::vector<target_check> evaluate_targets(const std::vector<config_result>& con
 table targets_table(const std::vector<target_check>& checks);
 /// True if at least one check could be evaluated in this run.
 bool any_evaluated(const std::vector<target_check>& checks);
-/// The issue-3 targets for the rest of the family (counting, cuckoo, quotient), per configuration run.
+/// The family targets (counting, cuckoo and quotient against the Bloom kinds), per configuration run.
 std::vector<target_check> evaluate_family_targets(const std::vector<config_result>& configs);
 /// Each of our kinds against the n = 100M thresholds (empty when that configuration was not run).
 table kinds_against_targets_table(const std::vector<config_result>& configs);
@@ -60,7 +60,7 @@ table kinds_against_targets_table(const std::vector<config_result>& configs);
 std::string markdown_report(const run_environment& env, const std::vector<config_result>& configs,
                             const std::vector<target_check>& checks, const std::vector<target_check>& family_checks,
                             bool standalone, const std::vector<target_check>& static_checks = {});
-/// The issue-6 targets for the static filters (xor, binary fuse), per configuration run.
+/// The static-filter targets (xor, binary fuse, Golomb-coded set), per configuration run.
 std::vector<target_check> evaluate_static_targets(const std::vector<config_result>& configs);
 
 }  // namespace blume::bench

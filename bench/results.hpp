@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "blume/kind.hpp"
+
 namespace blume::bench {
 
 /// The timed figures, each in nanoseconds per key.
@@ -36,7 +38,7 @@ struct sample {
   std::uint64_t false_negatives = 0;  // present probes answered "absent" (kinds that may miss by design)
   double predicted_fpr = 0;
   std::string details;           // the kind's geometry, in words (family kinds)
-  unsigned fingerprint_bits = 0;  // fingerprint tables (cuckoo, quotient)
+  unsigned fingerprint_bits = 0;  // fingerprint tables (cuckoo)
   double load_factor = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::string> problems;  // correctness failures seen while measuring
 };
@@ -59,11 +61,12 @@ inline spread summarise(std::vector<double> values) {
 struct contestant_result {
   std::string name;
   bool ours = false;
+  filter_kind kind{};  // ours: which kind
   std::uint64_t bytes = 0;
   double bits_per_key = 0;
   double measured_fpr = 0;
   double predicted_fpr = 0;
-  bool false_negatives_by_design = false;  // stable, aging: misses are measured, not a failure
+  bool false_negatives_by_design = false;  // kinds that forget (stable, aging): misses are measured, not a failure
   double false_negative_rate = 0;          // over the present probes
   std::string details;
   unsigned fingerprint_bits = 0;
@@ -83,33 +86,25 @@ struct config_result {
   bool keys_are_views = false;  // hash sets hold std::string_view into one arena
   std::vector<contestant_result> rows;
 
+  /// A baseline's row, by name.
   const contestant_result* find(std::string_view name) const {
     for (const auto& r : rows)
-      if (r.name == name) return &r;
+      if (!r.ours && r.name == name) return &r;
+    return nullptr;
+  }
+  /// One of our kinds' row.
+  const contestant_result* find(filter_kind kind) const {
+    for (const auto& r : rows)
+      if (r.ours && r.kind == kind) return &r;
     return nullptr;
   }
 };
 
-// Contestant names, as printed (the targets look rows up by them).
+// The baselines' names, as printed (the targets look their rows up by them; ours by kind).
 namespace names {
-inline constexpr std::string_view bloom = "bloom_filter<>";
-inline constexpr std::string_view partitioned = "partitioned_bloom_filter<>";
-inline constexpr std::string_view blocked = "blocked_bloom_filter<>";
-inline constexpr std::string_view split_block = "split_block_bloom_filter<>";
 inline constexpr std::string_view unordered_set = "std::unordered_set";
 inline constexpr std::string_view absl_set = "absl::flat_hash_set";
 inline constexpr std::string_view libbloom = "libbloom";
-inline constexpr std::string_view counting = "counting_bloom_filter<4>";
-inline constexpr std::string_view scalable = "scalable_bloom_filter<>";
-inline constexpr std::string_view cuckoo = "cuckoo_filter<>";
-inline constexpr std::string_view quotient = "quotient_filter<>";
-inline constexpr std::string_view stable = "stable_bloom_filter<>";
-inline constexpr std::string_view aging = "aging_bloom_filter<>";
-inline constexpr std::string_view xor8 = "xor8_filter<>";
-inline constexpr std::string_view xor16 = "xor16_filter<>";
-inline constexpr std::string_view fuse8 = "fuse8_filter<>";
-inline constexpr std::string_view fuse16 = "fuse16_filter<>";
-inline constexpr std::string_view gcs = "golomb_coded_set<> (2^-8)";
 }  // namespace names
 
 }  // namespace blume::bench

@@ -2,8 +2,8 @@
 """Benchmark of the Redis module against Redis's own sets, in the same run: redis-benchmark (from
 redis-tools) drives a real redis-server on loopback with the module loaded.
 
-    /usr/bin/python3 bench/redis/run.py [--module build/release/redis/blume_redis.so] [--reps 3] [--quick]
-                                        [--output docs/benchmarks.md | none]
+    python3 bench/redis/run.py [--module build/release/redis/blume_redis.so] [--reps 3] [--quick]
+                               [--output docs/benchmarks.md | none]
 
 The server is pinned to CPU 0 and redis-benchmark to CPU 1, so client and server do not share a core
 (the machine has two). Every cell is run --reps times; the tables give the median and the min-max spread.
@@ -161,7 +161,7 @@ def render(results, memory, args):
 
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [BEGIN, "", f"## Redis module (run of {now})", "",
-             "`/usr/bin/python3 bench/redis/run.py` (redis-benchmark from redis-tools, Debian's redis-server "
+             "`python3 bench/redis/run.py` (redis-benchmark from redis-tools, Debian's redis-server "
              f"7.0.15, 50 clients, server pinned to CPU 0 and redis-benchmark to CPU 1, {args.reps} runs, medians). "
              "Items per second: requests per second times items per request. The baseline is Redis's own set "
              "(SADD / SISMEMBER / SMISMEMBER) on the same items in the same run; ratio = ours / baseline.", "",
