@@ -13,14 +13,18 @@ packages=(
   redis-server redis-tools python3-redis  # the Redis module's integration tests and benchmark
   clang-14 libclang-rt-14-dev  # the clang and fuzz presets (-fsanitize=fuzzer links libclang_rt.fuzzer from the latter)
   llvm-14                # llvm-symbolizer, so sanitizer reports from the fuzzers name files and lines
+  g++-aarch64-linux-gnu qemu-user         # the aarch64 preset: cross compiler, and user-mode emulation to run its tests
+  libxxhash-dev:arm64 libgtest-dev:arm64  # ... and its target's libraries (Debian multiarch, beside the host's)
 )
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+# The :arm64 packages need the architecture known to dpkg before apt's lists are fetched.
+dpkg --print-foreign-architectures | grep -qx arm64 || $SUDO dpkg --add-architecture arm64
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

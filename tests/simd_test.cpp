@@ -58,6 +58,13 @@ TEST(SimdPermission, AllowAvx2DecidesWhetherAvx2IsEnabled) {
   EXPECT_EQ(split_block_bloom_filter<>(1000, 0.01).layout().uses_avx2(), blume::simd::cpu_has_avx2());
 }
 
+#if !BLUME_X86
+TEST(SimdPermission, OffX86OnlyThePortablePathExists) {
+  EXPECT_FALSE(blume::simd::cpu_has_avx2());
+  EXPECT_FALSE(split_block_bloom_filter<>(1000, 0.01).layout().uses_avx2());
+}
+#endif
+
 TEST_F(SimdPaths, FiltersBuiltOnBothPathsAreIdentical) {
   const auto portable = build_on_path(false);
   const auto avx2 = build_on_path(true);
@@ -162,6 +169,8 @@ TEST(SplitBlockFunctions, AtomicAndPlainPortableInsertsSetTheSameBits) {
   }
 }
 
+// The AVX2 block functions exist only where the compiler targets x86.
+#if BLUME_X86
 TEST_F(SplitBlockAvx2Functions, PortableAndAvx2InsertsSetTheSameBits) {
   std::mt19937_64 rng(3);
   block portable, avx2;
@@ -216,5 +225,6 @@ TEST_F(SplitBlockAvx2Functions, KeyInsertedOnOnePathIsFoundOnTheOther) {
     ASSERT_TRUE(detail::split_block_contains_portable(by_avx2.words, key)) << key;
   }
 }
+#endif  // BLUME_X86
 
 }  // namespace

@@ -11,6 +11,13 @@
 #include <string_view>
 #include <type_traits>
 
+// xxHash 0.8.1 (Debian 12's) reads input through a packed struct when GCC targets ARM, a strict-aliasing
+// hazard once inlined: GCC 12 at -O3 for aarch64 then hashes integer keys from garbage (-1 and the
+// enumerators of one enum all got the same digest), warning "maybe uninitialized". memcpy reads are the
+// default on x86 anyway, and as fast.
+#ifndef XXH_FORCE_MEMORY_ACCESS
+#define XXH_FORCE_MEMORY_ACCESS 0
+#endif
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 

@@ -4,14 +4,26 @@
 
 #include <atomic>
 
+// AVX2 exists only on x86, where the compiler also provides <immintrin.h> and __builtin_cpu_supports.
+// Elsewhere (aarch64, ...) the AVX2 code is not compiled at all and the portable path is the only one.
+#if defined(__x86_64__) || defined(__i386__)
+#define BLUME_X86 1
+#else
+#define BLUME_X86 0
+#endif
+
 namespace blume::simd {
 
 inline bool cpu_has_avx2() noexcept {
+#if BLUME_X86
   static const bool has = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") != 0;
   }();
   return has;
+#else
+  return false;
+#endif
 }
 
 namespace detail {

@@ -4,14 +4,16 @@
 // (math::split_block_fpr).
 #pragma once
 
-#include <immintrin.h>
-
 #include <cstdint>
 #include <string>
 
 #include "blume/basic_bloom_filter.hpp"
 #include "blume/detail/geometry.hpp"
 #include "blume/simd.hpp"
+
+#if BLUME_X86
+#include <immintrin.h>
+#endif
 
 namespace blume {
 
@@ -43,6 +45,7 @@ inline bool split_block_contains_portable(const std::uint32_t* block, std::uint3
   return missing == 0;
 }
 
+#if BLUME_X86
 __attribute__((target("avx2"))) inline __m256i split_block_mask_avx2(std::uint32_t key) noexcept {
   const __m256i salt = _mm256_setr_epi32(0x47b6137b, 0x44974d91, static_cast<int>(0x8824ad5bU),
                                          static_cast<int>(0xa2b7289dU), 0x705495c7, 0x2df1424b,
@@ -65,6 +68,7 @@ __attribute__((target("avx2"))) inline bool split_block_contains_avx2(const std:
   const __m256i mask = split_block_mask_avx2(key);
   return _mm256_testc_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(block)), mask) != 0;
 }
+#endif  // BLUME_X86
 
 }  // namespace detail
 
@@ -106,26 +110,34 @@ class split_block_layout {
   bool insert(word_type* words, digest d) const noexcept {
     word_type* block = words + reduce(d.high, blocks_) * 8;
     const auto key = static_cast<std::uint32_t>(d.low);
+#if BLUME_X86
     // Concurrent inserts need per-word atomic ORs, which only the portable path does.
     if (!Atomic && avx2_) return detail::split_block_insert_avx2(block, key);
+#endif
     return detail::split_block_insert_portable<Atomic>(block, key);
   }
 
   bool contains(const word_type* words, digest d) const noexcept {
     const word_type* block = words + reduce(d.high, blocks_) * 8;
     const auto key = static_cast<std::uint32_t>(d.low);
+#if BLUME_X86
     return avx2_ ? detail::split_block_contains_avx2(block, key) : detail::split_block_contains_portable(block, key);
+#else
+    return detail::split_block_contains_portable(block, key);
+#endif
   }
 
   /// sink(answer) for each digest of a batch, choosing the code path once per batch.
   template <class Sink>
   void contains_batch(const word_type* words, std::span<const digest> batch, Sink& sink) const {
+#if BLUME_X86
     if (avx2_) {
       contains_batch_avx2(words, batch, sink);
-    } else {
-      for (const digest& d : batch)
-        sink(detail::split_block_contains_portable(words + reduce(d.high, blocks_) * 8, static_cast<std::uint32_t>(d.low)));
+      return;
     }
+#endif
+    for (const digest& d : batch)
+      sink(detail::split_block_contains_portable(words + reduce(d.high, blocks_) * 8, static_cast<std::uint32_t>(d.low)));
   }
 
   void prefetch(const word_type* words, digest d) const noexcept {
@@ -136,12 +148,14 @@ class split_block_layout {
   }
 
  private:
+#if BLUME_X86
   template <class Sink>
   __attribute__((target("avx2"))) void contains_batch_avx2(const word_type* words, std::span<const digest> batch,
                                                            Sink& sink) const {
     for (const digest& d : batch)
       sink(detail::split_block_contains_avx2(words + reduce(d.high, blocks_) * 8, static_cast<std::uint32_t>(d.low)));
   }
+#endif
 
   std::uint64_t blocks_ = 0;
   bool avx2_;
