@@ -457,6 +457,7 @@ struct bloom_traits {
   static void* rdb_load(RedisModuleIO* io, int encver) { return bloom_rdb_load(io, encver); }
   static void rdb_save(RedisModuleIO* io, void* value) { bloom_rdb_save(io, value); }
 };
+static_assert(data_type_traits<bloom_traits>);
 
 }  // namespace
 

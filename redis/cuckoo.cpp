@@ -425,6 +425,7 @@ struct cuckoo_traits {
   static void* rdb_load(RedisModuleIO* io, int encver) { return cuckoo_rdb_load(io, encver); }
   static void rdb_save(RedisModuleIO* io, void* value) { cuckoo_rdb_save(io, value); }
 };
+static_assert(data_type_traits<cuckoo_traits>);
 
 }  // namespace
 

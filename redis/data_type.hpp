@@ -4,6 +4,7 @@
 // plus the chunks SCANDUMP returns.
 #pragma once
 
+#include <concepts>
 #include <exception>
 #include <span>
 #include <string>
@@ -81,10 +82,22 @@ inline bool create_commands(RedisModuleCtx* ctx, std::span<const command> comman
   return true;
 }
 
-/// Traits: value_type; static const char* loadchunk_command; static std::string header(const value_type&);
-/// static redisbloom::chunk chunk(const value_type&, long long iterator); static std::size_t size(const
-/// value_type&); static void* rdb_load(RedisModuleIO*, int); static void rdb_save(RedisModuleIO*, void*).
-template <class Traits>
+/// What a data type supplies: its value type (copyable, for COPY), the command that loads its chunks (for
+/// the AOF rewrite), its dump as a header plus the chunks SCANDUMP returns after each iterator, the size
+/// RedisBloom reports for it (MEMORY USAGE), and its RDB encoding.
+template <class T>
+concept data_type_traits =
+    std::copy_constructible<typename T::value_type> &&
+    requires(const typename T::value_type& v, long long iterator, RedisModuleIO* io, int encver, void* value) {
+      { T::loadchunk_command } -> std::convertible_to<const char*>;
+      { T::header(v) } -> std::same_as<std::string>;
+      { T::chunk(v, iterator) } -> std::same_as<redisbloom::chunk>;
+      { T::size(v) } -> std::convertible_to<std::size_t>;
+      { T::rdb_load(io, encver) } -> std::same_as<void*>;
+      T::rdb_save(io, value);
+    };
+
+template <data_type_traits Traits>
 struct data_type {
   using value_type = typename Traits::value_type;
 

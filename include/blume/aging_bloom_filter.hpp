@@ -22,7 +22,7 @@
 #include <string>
 
 #include "blume/split_block_bloom_filter.hpp"
-#include "blume/detail/bulk.hpp"
+#include "blume/detail/key_interface.hpp"
 #include "blume/error.hpp"
 #include "blume/parameters.hpp"
 #include "blume/plan.hpp"
@@ -31,8 +31,13 @@
 namespace blume {
 
 template <class Buffer = split_block_bloom_filter<>, class Clock = std::chrono::system_clock>
-class aging_bloom_filter {
+class aging_bloom_filter : public detail::key_interface<aging_bloom_filter<Buffer, Clock>> {
+  using key_calls = detail::key_interface<aging_bloom_filter>;
+
  public:
+  using key_calls::contains;
+  using key_calls::hash;
+  using key_calls::insert;
   using buffer_type = Buffer;
   using hasher_type = typename Buffer::hasher_type;
   using clock_type = Clock;
@@ -78,16 +83,10 @@ class aging_bloom_filter {
     set_start(1, now);
   }
 
-  template <key K>
-  digest hash(const K& k) const noexcept {
-    return buffers_[0].hash(k);
-  }
+  /// The buffers' hasher: both share the filter's seed.
+  const hasher_type& hasher() const noexcept { return buffers_[0].hasher(); }
 
   /// Records a key. Returns true if the filter had not seen it within the window.
-  template <key K>
-  bool insert(const K& k, time_point now = Clock::now()) {
-    return insert(hash(k), now);
-  }
   bool insert(const digest& d, time_point now = Clock::now()) {
     advance(now);
     const bool fresh = !contains(d, now);
@@ -97,10 +96,6 @@ class aging_bloom_filter {
     return fresh;
   }
 
-  template <key K>
-  bool contains(const K& k, time_point now = Clock::now()) const noexcept {
-    return contains(hash(k), now);
-  }
   bool contains(const digest& d, time_point now = Clock::now()) const noexcept {
     for (int b : {active_, 1 - active_})
       if (live(b, now) && buffers_[b].contains(d)) return true;
@@ -111,14 +106,15 @@ class aging_bloom_filter {
   void insert_many(const R& keys, time_point now = Clock::now()) {
     for (auto&& k : keys) insert(k, now);
   }
+  // The bulk lookups read the clock once, so every key of a batch is judged at the same moment.
   template <std::ranges::input_range R>
   std::size_t count_contained(const R& keys, time_point now = Clock::now()) const noexcept {
-    return detail::count_each(*this, keys, now);
+    return key_calls::count_contained(keys, now);
   }
   template <std::ranges::input_range R, class Out>
     requires std::output_iterator<Out, bool>
   std::size_t contains_many(const R& keys, Out out, time_point now = Clock::now()) const {
-    return detail::contains_each(*this, keys, out, now);
+    return key_calls::contains_many(keys, out, now);
   }
 
   /// Clears the older buffer and makes it the active one.

@@ -29,6 +29,7 @@
 #include <utility>
 
 #include "blume/detail/bits.hpp"
+#include "blume/detail/key_interface.hpp"
 #include "blume/detail/pipeline.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
@@ -59,10 +60,17 @@ concept bloom_layout = kind_model<L> && std::copy_constructible<L> &&
     };
 
 template <class Layout, hasher Hasher = xxh3_hasher>
-class basic_bloom_filter {
+class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layout, Hasher>> {
   static_assert(bloom_layout<Layout>);
+  using key_calls = detail::key_interface<basic_bloom_filter>;
 
  public:
+  using key_calls::contains;
+  using key_calls::count;
+  using key_calls::erase;
+  using key_calls::hash;
+  using key_calls::insert;
+  using key_calls::insert_concurrent;
   using layout_type = Layout;
   using hasher_type = Hasher;
   using word_type = typename Layout::word_type;
@@ -72,12 +80,12 @@ class basic_bloom_filter {
   static constexpr bool is_static = false;
 
   static filter_plan plan(std::uint64_t items, double fpr)
-    requires requires { Layout::plan(items, fpr); }
+    requires requires(std::uint64_t n, double x) { Layout::plan(n, x); }
   {
     return Layout::plan(items, fpr);
   }
   static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits)
-    requires requires { Layout::plan_for_bits(items, bits); }
+    requires requires(std::uint64_t n, std::uint64_t m) { Layout::plan_for_bits(n, m); }
   {
     return Layout::plan_for_bits(items, bits);
   }
@@ -149,38 +157,20 @@ class basic_bloom_filter {
 
   // ---- single keys -----------------------------------------------------------------------------------
 
-  /// The digest every probe of `k` derives from. Hash once, then use the digest overloads to probe
-  /// several filters of the same seed without hashing again.
-  template <key K>
-  digest hash(const K& k) const noexcept {
-    return hash_key(hasher_, k);
-  }
-
-  /// Adds a key. Returns true if it set at least one new bit (the key was certainly absent before).
-  template <key K>
-  bool insert(const K& k) noexcept {
-    return insert(hash(k));
-  }
+  /// Adds a key (or a digest, detail::key_interface hashing keys). Returns true if it set at least one new
+  /// bit (the key was certainly absent before).
   bool insert(const digest& d) noexcept {
     ++inserted_;
     return layout_.template insert<false>(words(), d);
   }
 
   /// insert() that may run concurrently with other insert_concurrent calls and with lookups.
-  template <key K>
-  bool insert_concurrent(const K& k) noexcept {
-    return insert_concurrent(hash(k));
-  }
   bool insert_concurrent(const digest& d) noexcept {
     std::atomic_ref<std::uint64_t>(inserted_).fetch_add(1, std::memory_order_relaxed);
     return layout_.template insert<true>(words(), d);
   }
 
   /// False means certainly absent; true means present or a false positive (rate: predicted_fpr()).
-  template <key K>
-  bool contains(const K& k) const noexcept {
-    return contains(hash(k));
-  }
   bool contains(const digest& d) const noexcept { return layout_.contains(words(), d); }
   /// Starts loading the memory a lookup of `d` touches first, for callers that batch lookups their own
   /// way (the bulk calls below do this themselves).
@@ -281,14 +271,8 @@ class basic_bloom_filter {
   /// Removes one occurrence of a key. Returns false and changes nothing when the key is certainly absent
   /// (one of its counters is zero). Erasing a key that was never inserted but is a false positive does
   /// damage other keys' counters: erase only what you inserted. Needs exclusive access.
-  template <key K>
-  bool erase(const K& k) noexcept
-    requires requires(const Layout& l, word_type* w, digest d) { l.erase(w, d); }
-  {
-    return erase(hash(k));
-  }
   bool erase(const digest& d) noexcept
-    requires requires(const Layout& l, word_type* w) { l.erase(w, d); }
+    requires requires(const Layout& l, word_type* w, const digest& x) { l.erase(w, x); }
   {
     if (!layout_.erase(words(), d)) return false;
     if (inserted_ != 0) --inserted_;
@@ -296,11 +280,10 @@ class basic_bloom_filter {
   }
 
   /// How many times the key was inserted, at most (the smallest of its counters); 0 means absent.
-  template <key K>
-  std::uint64_t count(const K& k) const noexcept
-    requires requires(const Layout& l, const word_type* w, digest d) { l.count(w, d); }
+  std::uint64_t count(const digest& d) const noexcept
+    requires requires(const Layout& l, const word_type* w, const digest& x) { l.count(w, x); }
   {
-    return layout_.count(words(), hash(k));
+    return layout_.count(words(), d);
   }
   double fill_ratio() const noexcept { return static_cast<double>(set_bits()) / static_cast<double>(bits()); }
 
@@ -386,7 +369,7 @@ class basic_bloom_filter {
 
   template <class R, class Prefetch, class Use>
   void pipelined(const R& items, Prefetch&& prefetch, Use&& use) const {
-    detail::pipelined(items, [this](const auto& k) { return hash(k); }, prefetch, use);
+    detail::pipelined(items, [this](const auto& k) { return this->hash(k); }, prefetch, use);
   }
 
   /// Answers for a batch of digests, through the layout's own batch loop when it has one (so a SIMD

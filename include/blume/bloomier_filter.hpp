@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "blume/detail/key_interface.hpp"
 #include "blume/detail/peeling.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
@@ -31,8 +32,13 @@
 namespace blume {
 
 template <hasher Hasher = xxh3_hasher>
-class bloomier_filter {
+class bloomier_filter : public detail::key_interface<bloomier_filter<Hasher>> {
+  using key_calls = detail::key_interface<bloomier_filter>;
+
  public:
+  using key_calls::contains;
+  using key_calls::find;
+  using key_calls::hash;
   using hasher_type = Hasher;
   static constexpr filter_kind kind{16};
   static constexpr std::string_view name = "bloomier";
@@ -132,33 +138,22 @@ class bloomier_filter {
   }
 
   /// The key's value, or nothing when it is absent (a false "present" with probability 2^−check_bits).
-  template <key K>
-  std::optional<std::uint32_t> find(const K& k) const noexcept {
+  std::optional<std::uint32_t> find(const digest& d) const noexcept {
     if (keys_ == 0) return std::nullopt;
-    const std::uint64_t h = detail::seeded_hash(hash_key(hasher_, k).low, construction_seed_);
+    const std::uint64_t h = detail::seeded_hash(d.low, construction_seed_);
     std::uint64_t word = 0;
     for (const std::uint64_t q : geometry_.positions(h)) word ^= get(q);
     if ((word >> value_bits_) != check_of(h)) return std::nullopt;
     return static_cast<std::uint32_t>(word & value_mask());
   }
-  template <key K>
-  bool contains(const K& k) const noexcept {
-    return find(k).has_value();
-  }
-
-  /// How many of `keys` are reported present.
-  template <std::ranges::input_range R>
-  std::size_t count_contained(const R& keys) const {
-    std::size_t hits = 0;
-    for (auto&& k : keys) hits += contains(k);
-    return hits;
-  }
+  bool contains(const digest& d) const noexcept { return find(d).has_value(); }
   std::uint64_t inserted() const noexcept { return keys_; }
   std::uint32_t value_bits() const noexcept { return value_bits_; }
   std::uint32_t check_bits() const noexcept { return check_bits_; }
   double predicted_fpr() const noexcept { return keys_ == 0 ? 0.0 : std::ldexp(1.0, -static_cast<int>(check_bits_)); }
   std::size_t size_in_bytes() const noexcept { return storage_.size() + sizeof(*this); }
   std::uint64_t seed() const noexcept { return hasher_.seed(); }
+  const Hasher& hasher() const noexcept { return hasher_; }
   double estimated_count() const noexcept { return static_cast<double>(keys_); }
 
   friend bool operator==(const bloomier_filter& a, const bloomier_filter& b) noexcept {

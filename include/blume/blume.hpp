@@ -1,31 +1,18 @@
-// Everything in one include.
+// Everything in one include: every kind (through kinds.hpp, the one list), the run-time dispatch, files,
+// planning, hashing and the RedisBloom-compatible types.
 #pragma once
 
-#include "blume/aging_bloom_filter.hpp"
 #include "blume/any_filter.hpp"
-#include "blume/blocked_bloom_filter.hpp"
 #include "blume/build_stats.hpp"
-#include "blume/bloomier_filter.hpp"
-#include "blume/bloom_filter.hpp"
-#include "blume/cascade_filter.hpp"
-#include "blume/counting_bloom_filter.hpp"
-#include "blume/cuckoo_filter.hpp"
 #include "blume/error.hpp"
 #include "blume/fill.hpp"
 #include "blume/format.hpp"
-#include "blume/golomb_coded_set.hpp"
 #include "blume/hash.hpp"
 #include "blume/kind.hpp"
 #include "blume/kinds.hpp"
-#include "blume/partitioned_bloom_filter.hpp"
 #include "blume/plan.hpp"
-#include "blume/quotient_filter.hpp"
 #include "blume/redisbloom.hpp"
 #include "blume/redisbloom_format.hpp"
-#include "blume/scalable_bloom_filter.hpp"
 #include "blume/serialization.hpp"
 #include "blume/simd.hpp"
-#include "blume/split_block_bloom_filter.hpp"
-#include "blume/stable_bloom_filter.hpp"
 #include "blume/storage.hpp"
-#include "blume/xor_filter.hpp"

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "blume/bloom_filter.hpp"
+#include "blume/detail/key_interface.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
 #include "blume/kind.hpp"
@@ -30,8 +31,12 @@
 
 namespace blume {
 
-class cascade_filter {
+class cascade_filter : public detail::key_interface<cascade_filter> {
+  using key_calls = detail::key_interface<cascade_filter>;
+
  public:
+  using key_calls::contains;
+  using key_calls::hash;
   static constexpr filter_kind kind{17};
   static constexpr std::string_view name = "cascade";
   static constexpr kind_input input = kind_input::included_and_excluded;
@@ -92,21 +97,13 @@ class cascade_filter {
   }
 
   /// Whether the key is in R, exact for every key of R ∪ S.
-  template <key K>
-  bool contains(const K& k) const noexcept {
-    const digest d = hash_key(xxh3_hasher(seed_), k);
+  bool contains(const digest& d) const noexcept {
     for (std::size_t level = 0; level < levels_.size(); ++level)
       if (!levels_[level].contains(rehash(d, level))) return level % 2 == 1;
     return levels_.size() % 2 == 1;
   }
 
   /// How many of `keys` are reported present.
-  template <std::ranges::input_range R>
-  std::size_t count_contained(const R& keys) const {
-    std::size_t hits = 0;
-    for (auto&& k : keys) hits += contains(k);
-    return hits;
-  }
   std::size_t level_count() const noexcept { return levels_.size(); }
   const bloom_filter<>& level(std::size_t i) const noexcept { return levels_[i]; }
   std::uint64_t included() const noexcept { return included_; }
@@ -117,6 +114,7 @@ class cascade_filter {
     return n;
   }
   std::uint64_t seed() const noexcept { return seed_; }
+  xxh3_hasher hasher() const noexcept { return xxh3_hasher(seed_); }
   std::uint64_t inserted() const noexcept { return included_; }
   double estimated_count() const noexcept { return static_cast<double>(included_); }
   /// Exact on R ∪ S; outside it a key passes every level with about the first level's rate times ½ per

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "blume/detail/key_interface.hpp"
 #include "blume/detail/peeling.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
@@ -36,8 +37,12 @@
 namespace blume {
 
 template <hasher Hasher = xxh3_hasher>
-class golomb_coded_set {
+class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> {
+  using key_calls = detail::key_interface<golomb_coded_set>;
+
  public:
+  using key_calls::contains;
+  using key_calls::hash;
   using hasher_type = Hasher;
   static constexpr filter_kind kind{15};
   static constexpr std::string_view name = "gcs";
@@ -151,10 +156,9 @@ class golomb_coded_set {
     return s;
   }
 
-  template <key K>
-  bool contains(const K& k) const noexcept {
+  bool contains(const digest& d) const noexcept {
     if (items_ == 0) return false;
-    const std::uint64_t v = value_of(hash_key(hasher_, k).low);
+    const std::uint64_t v = value_of(d.low);
     const std::uint64_t bucket = v / bucket_range_;
     std::uint64_t pos = bucket_offset(bucket);
     const std::uint64_t end = bucket_offset(bucket + 1);
@@ -216,12 +220,6 @@ class golomb_coded_set {
     }
     return false;
   }
-  template <std::ranges::input_range R>
-  std::size_t count_contained(const R& keys) const {
-    std::size_t hits = 0;
-    for (auto&& k : keys) hits += contains(k);
-    return hits;
-  }
 
   /// Keys given (duplicates included): n in the range n·2^P.
   std::uint64_t inserted() const noexcept { return items_; }
@@ -242,6 +240,7 @@ class golomb_coded_set {
   }
   std::uint64_t golomb_parameter() const noexcept { return m_; }
   std::uint64_t seed() const noexcept { return hasher_.seed(); }
+  const Hasher& hasher() const noexcept { return hasher_; }
 
   friend bool operator==(const golomb_coded_set& a, const golomb_coded_set& b) noexcept {
     return a.items_ == b.items_ && a.fpr_bits_ == b.fpr_bits_ && a.bucket_keys_ == b.bucket_keys_ && a.seed() == b.seed() &&

@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "blume/detail/bits.hpp"
+#include "blume/detail/key_interface.hpp"
 #include "blume/detail/pipeline.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
@@ -62,8 +63,15 @@
 namespace blume {
 
 template <hasher Hasher = xxh3_hasher>
-class quotient_filter {
+class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
+  using key_calls = detail::key_interface<quotient_filter>;
+
  public:
+  using key_calls::contains;
+  using key_calls::count;
+  using key_calls::erase;
+  using key_calls::hash;
+  using key_calls::insert;
   using hasher_type = Hasher;
   static constexpr filter_kind kind{7};
   static constexpr std::string_view name = "quotient";
@@ -158,41 +166,21 @@ class quotient_filter {
   // ---- single keys -----------------------------------------------------------------------------------
 
   /// The digest the fingerprint derives from.
-  template <key K>
-  digest hash(const K& k) const noexcept {
-    return hash_key(hasher_, k);
-  }
 
   /// Stores the key's fingerprint (another copy if it is already there). Returns false, changing nothing,
   /// when the filter is full (capacity() fingerprints stored).
-  template <key K>
-  bool insert(const K& k) {
-    return insert(hash(k));
-  }
   bool insert(const digest& d) { return insert_fingerprint(fingerprint(d)); }
 
   /// False means certainly absent; true means present or a false positive (rate: predicted_fpr()).
-  template <key K>
-  bool contains(const K& k) const noexcept {
-    return contains(hash(k));
-  }
   bool contains(const digest& d) const noexcept { return count_fingerprint(fingerprint(d), true) != 0; }
 
   /// Copies of the key's fingerprint stored: the times it was inserted (and not erased), plus the copies of
   /// any other key with the same fingerprint.
-  template <key K>
-  std::uint64_t count(const K& k) const noexcept {
-    return count(hash(k));
-  }
   std::uint64_t count(const digest& d) const noexcept { return count_fingerprint(fingerprint(d), false); }
 
   /// Removes one copy of the key's fingerprint and shifts the rest of its cluster back. Returns false and
   /// changes nothing when the fingerprint is absent. Erase only keys you inserted: erasing a false positive
   /// removes another key's fingerprint.
-  template <key K>
-  bool erase(const K& k) {
-    return erase(hash(k));
-  }
   bool erase(const digest& d) { return erase_fingerprint(fingerprint(d)); }
 
   // ---- bulk calls: ranges of keys or of digests ------------------------------------------------------

@@ -31,7 +31,7 @@
 
 #include "blume/basic_bloom_filter.hpp"
 #include "blume/detail/bits.hpp"
-#include "blume/detail/bulk.hpp"
+#include "blume/detail/key_interface.hpp"
 #include "blume/detail/geometry.hpp"
 #include "blume/parameters.hpp"
 #include "blume/partitioned_bloom_filter.hpp"
@@ -94,10 +94,15 @@ struct plan_layers {
 static_assert(layer_policy<plan_layers<partitioned_bloom_filter<>>, partitioned_bloom_filter<>>);
 
 template <class Layer = partitioned_bloom_filter<>, class LayerPlan = plan_layers<Layer>>
-class scalable_bloom_filter {
+class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter<Layer, LayerPlan>> {
   static_assert(layer_policy<LayerPlan, Layer>);
+  using key_calls = detail::key_interface<scalable_bloom_filter>;
 
  public:
+  using key_calls::contains;
+  using key_calls::hash;
+  using key_calls::insert;
+  using key_calls::try_insert;
   using layer_type = Layer;
   using hasher_type = typename Layer::hasher_type;
   static constexpr filter_kind kind{8};
@@ -139,24 +144,12 @@ class scalable_bloom_filter {
     return s;
   }
 
-  template <key K>
-  digest hash(const K& k) const noexcept {
-    return hash_key(hasher_, k);
-  }
 
   /// Adds a key unless a layer already answers "maybe". Returns true if it was added; false if it was
   /// (probably) present already, or the filter is non-scaling (or at max_layers) and full.
-  template <key K>
-  bool insert(const K& k) {
-    return insert(hash(k));
-  }
   bool insert(const digest& d) { return try_insert(d) == insert_result::added; }
 
   /// insert() that tells "already present" from "full".
-  template <key K>
-  insert_result try_insert(const K& k) {
-    return try_insert(hash(k));
-  }
   insert_result try_insert(const digest& d) {
     if (contains(d)) return insert_result::present;
     if (needs_new_layer()) {
@@ -179,10 +172,6 @@ class scalable_bloom_filter {
   /// that needs it); invalid_argument if that layer cannot exist.
   std::uint64_t next_layer_bytes() const { return LayerPlan{}.layout(spec_at(layers_.size())).storage_bytes(); }
 
-  template <key K>
-  bool contains(const K& k) const noexcept {
-    return contains(hash(k));
-  }
   bool contains(const digest& d) const noexcept {
     // Newest first: it is the largest and holds the most recent keys.
     for (std::size_t i = layers_.size(); i-- > 0;)
@@ -209,15 +198,6 @@ class scalable_bloom_filter {
     std::size_t stored = 0;
     for (auto&& k : keys) stored += try_insert(k) != insert_result::full;
     return stored;
-  }
-  template <std::ranges::input_range R, class Out>
-    requires std::output_iterator<Out, bool>
-  std::size_t contains_many(const R& keys, Out out) const {
-    return detail::contains_each(*this, keys, out);
-  }
-  template <std::ranges::input_range R>
-  std::size_t count_contained(const R& keys) const {
-    return detail::count_each(*this, keys);
   }
 
   /// Back to one empty layer.
@@ -281,6 +261,7 @@ class scalable_bloom_filter {
   double target_fpr() const noexcept { return fpr_; }
   const scalable_options& options() const noexcept { return options_; }
   std::uint64_t seed() const noexcept { return hasher_.seed(); }
+  const hasher_type& hasher() const noexcept { return hasher_; }
   std::span<const Layer> layers() const noexcept { return layers_; }
   std::span<const std::uint64_t> layer_counts() const noexcept { return counts_; }
 

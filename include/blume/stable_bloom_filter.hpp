@@ -15,7 +15,7 @@
 #include <string>
 
 #include "blume/detail/bits.hpp"
-#include "blume/detail/bulk.hpp"
+#include "blume/detail/key_interface.hpp"
 #include "blume/detail/geometry.hpp"
 #include "blume/detail/packed_cells.hpp"
 #include "blume/detail/probe_ops.hpp"
@@ -29,10 +29,14 @@
 namespace blume {
 
 template <unsigned CellBits = 2, hasher Hasher = xxh3_hasher>
-class stable_bloom_filter {
+class stable_bloom_filter : public detail::key_interface<stable_bloom_filter<CellBits, Hasher>> {
   using cell_array = detail::packed_cells<CellBits>;
+  using key_calls = detail::key_interface<stable_bloom_filter>;
 
  public:
+  using key_calls::contains;
+  using key_calls::hash;
+  using key_calls::insert;
   using hasher_type = Hasher;
   static constexpr filter_kind kind{9};
   static constexpr std::string_view name = "stable";
@@ -85,16 +89,8 @@ class stable_bloom_filter {
     return stable_bloom_filter(cell_count, hashes, static_cast<std::uint64_t>(std::llround(p)), seed, max_value);
   }
 
-  template <key K>
-  digest hash(const K& k) const noexcept {
-    return hash_key(hasher_, k);
-  }
 
   /// Records a key. Returns true if the filter had not seen it (one of its cells was zero).
-  template <key K>
-  bool insert(const K& k) noexcept {
-    return insert(hash(k));
-  }
   bool insert(const digest& d) noexcept {
     const bool fresh = !contains(d);
     std::uint64_t* w = words();
@@ -123,10 +119,6 @@ class stable_bloom_filter {
   }
 
   /// True: seen recently (or a false positive); false: not seen recently (or it faded: a false negative).
-  template <key K>
-  bool contains(const K& k) const noexcept {
-    return contains(hash(k));
-  }
   bool contains(const digest& d) const noexcept {
     return detail::double_hashing_probes(d, hashes_, cells_, [&](std::uint64_t cell) { return cell_array::get(words(), cell) != 0; });
   }
@@ -134,15 +126,6 @@ class stable_bloom_filter {
   template <std::ranges::input_range R>
   void insert_many(const R& keys) noexcept {
     for (auto&& k : keys) insert(k);
-  }
-  template <std::ranges::input_range R, class Out>
-    requires std::output_iterator<Out, bool>
-  std::size_t contains_many(const R& keys, Out out) const {
-    return detail::contains_each(*this, keys, out);
-  }
-  template <std::ranges::input_range R>
-  std::size_t count_contained(const R& keys) const noexcept {
-    return detail::count_each(*this, keys);
   }
 
   void clear() noexcept {
@@ -195,6 +178,7 @@ class stable_bloom_filter {
   std::uint64_t decrements() const noexcept { return decrements_; }
   std::uint64_t max_value() const noexcept { return max_; }
   std::uint64_t seed() const noexcept { return hasher_.seed(); }
+  const Hasher& hasher() const noexcept { return hasher_; }
   std::uint64_t inserted() const noexcept { return inserted_; }
   std::size_t size_in_bytes() const noexcept { return storage_.size() + sizeof(*this); }
 

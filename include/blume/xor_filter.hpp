@@ -34,6 +34,7 @@
 
 #include "blume/build_stats.hpp"
 #include "blume/detail/bits.hpp"
+#include "blume/detail/key_interface.hpp"
 #include "blume/detail/peeling.hpp"
 #include "blume/detail/pipeline.hpp"
 #include "blume/error.hpp"
@@ -92,10 +93,13 @@ struct fuse_geometry {
 };
 
 template <class Geometry, class Fingerprint, hasher Hasher>
-class basic_xor_filter {
+class basic_xor_filter : public detail::key_interface<basic_xor_filter<Geometry, Fingerprint, Hasher>> {
   static_assert(std::is_same_v<Fingerprint, std::uint8_t> || std::is_same_v<Fingerprint, std::uint16_t>);
+  using key_calls = detail::key_interface<basic_xor_filter>;
 
  public:
+  using key_calls::contains;
+  using key_calls::hash;
   using hasher_type = Hasher;
   using fingerprint_type = Fingerprint;
   static constexpr bool fuse = std::is_same_v<Geometry, fuse_geometry>;
@@ -198,14 +202,6 @@ class basic_xor_filter {
 
   // ---- lookups ---------------------------------------------------------------------------------------
 
-  template <key K>
-  digest hash(const K& k) const noexcept {
-    return hash_key(hasher_, k);
-  }
-  template <key K>
-  bool contains(const K& k) const noexcept {
-    return contains(hash(k));
-  }
   bool contains(const digest& d) const noexcept {
     if (keys_ == 0) return false;
     const std::uint64_t h = detail::seeded_hash(d.low, construction_seed_);
@@ -252,6 +248,7 @@ class basic_xor_filter {
   std::uint64_t slot_count() const noexcept { return geometry_.slots; }
   const Geometry& geometry() const noexcept { return geometry_; }
   std::uint64_t seed() const noexcept { return hasher_.seed(); }
+  const Hasher& hasher() const noexcept { return hasher_; }
   std::uint64_t construction_seed() const noexcept { return construction_seed_; }
   std::size_t size_in_bytes() const noexcept { return storage_.size() + sizeof(*this); }
   double bits_per_key() const noexcept {
