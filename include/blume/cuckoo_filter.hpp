@@ -135,7 +135,7 @@ struct cuckoo_geometry {
 
   /// Buckets of sub-filter i (buckets·expansion^i), or 0 if that exceeds max_buckets(). Constant time for
   /// expansion 0 or 1, and at most 40 steps otherwise (n at least doubles up to 2^40): a file may hold
-  /// 65,536 sub-filters, and a loop of i steps per sub-filter made opening one quadratic (issue 11).
+  /// 65,536 sub-filters, and a loop of i steps per sub-filter made opening one quadratic.
   std::uint64_t buckets_of(std::uint32_t i) const noexcept {
     if (i == 0) return buckets;
     if (expansion <= 1) return expansion == 0 ? 0 : buckets;

@@ -173,7 +173,7 @@ def bf_header(layer_bytes, error=0.001, bpe=20.0, entries=1000):
 
 
 class BoundedLoads(ModuleTestCase):
-    """Reproducers of issue 11: each of these made the module allocate gigabytes or block the server for
+    """Reproducers of hostile payloads: each of these once made the module allocate gigabytes or block the server for
     seconds. Each is refused, or answered, within 100 ms, and the server keeps answering."""
 
     def tearDown(self):
