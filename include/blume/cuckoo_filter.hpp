@@ -4,38 +4,15 @@
 // fingerprint to *its* other bucket, and so on (partial-key cuckoo hashing). Unlike a Bloom filter it can
 // erase keys and count copies, and at low rates it needs fewer bits per key (f/α versus 1.44·log2(1/ε)).
 //
-// Derivation from the key's one digest d (see hash.hpp):
-//   fingerprint  fp = reduce(d.high, 2^f − 1) + 1            uniform in [1, 2^f − 1]; 0 marks an empty slot
-//   primary      i1 = reduce(d.low, n)                        n = buckets of the sub-filter looked at
-//   alternate    i2 = (H(fp) − i1) mod n,  H(fp) = reduce(fp·φ mod 2^64, n)
-// Fan et al. use i2 = i1 ⊕ hash(fp), which is an involution only when n is a power of two, so their
-// tables are rounded up to one (up to 2× the memory). (H − i) mod n is an involution for every n:
-// H − (H − i) = i. The other bucket of a fingerprint is therefore found from either of its buckets and
-// the fingerprint alone, which is all relocation needs, and the table can have exactly as many buckets as
-// the plan asks for. H depends on fp only, as partial-key cuckoo hashing requires. It is Fibonacci
-// hashing: fp·φ mod 2^64 (φ = 2^64/golden ratio, odd) spreads the 2^f − 1 possible offsets evenly over the
-// whole table (by the three-distance theorem, consecutive fingerprints land about 0.38·n apart), at the
-// cost of one multiply on the path of every lookup's second load.
-//
-// Fingerprints are packed tightly: slot s of a table occupies bits [s·f, s·f + f) of the table read as a
-// little-endian bit string, so 12-bit fingerprints take 12 bits. A slot is read with one unaligned 64-bit
-// load at byte ⌊s·f/8⌋; every table ends with at least 8 zero bytes of slack for that load.
+// A key's fingerprint and buckets come from the hashing policy: cuckoo_geometry.hpp has blume's own, for
+// any bucket count, and redisbloom.hpp RedisBloom's. How slots are packed and a bucket is tested in one
+// load is in detail/cuckoo_table.hpp.
 //
 // Growth (optional): with expansion e > 0, when an insert fails a new sub-filter of n·e^j buckets
 // is chained (up to max_filters of them). Lookups, erase and count scan every sub-filter; inserts first
 // take an empty slot in any sub-filter's two buckets, newest first (so room freed by erase is reused, and
-// RedisBloom's CF.ADD order can be expressed), then relocate in the newest sub-filter only.
-//
-// Chained sub-filters need one more property, or erase could create false negatives: if keys a and b
-// share a fingerprint and a bucket pair in sub-filter j while a's copy sits in an older sub-filter k,
-// erasing a (newest first) removes b's copy from j, and b must then still see a's copy in k. So bucket
-// pairs nest: a bucket of sub-filter j (n·e^j buckets) is read as mixed-radix digits (q; r_1 … r_j) with
-// q < n and r < e; the primary is reduce(d.low, n·e^j), whose leading digits are the primary of every
-// smaller sub-filter (⌊⌊x·n·e/2^64⌋/e⌋ = ⌊x·n/2^64⌋), and the alternate maps q ↦ (H(fp) − q) mod n and each
-// r ↦ (G(fp) − r) mod e, still an involution. Equal pairs in sub-filter j then mean equal pairs in every
-// older (smaller) one, and the erased key's own copy stands in for the one removed. With e = 1 all
-// sub-filters have the same buckets and pairs; a single table needs none of this (two keys with one
-// fingerprint sharing one bucket share both, since i2 = H(fp) − i1).
+// RedisBloom's CF.ADD order can be expressed), then relocate in the newest sub-filter only. The hashing
+// policy keeps chained sub-filters' bucket pairs nested, so that erase cannot create false negatives.
 //
 // Thread safety: not a concurrent structure. Writers (insert, insert_many, erase, clear, assignment) need
 // exclusive access; const calls (contains, contains_many, count, count_contained, estimated_count,
@@ -47,7 +24,6 @@
 #include <cstdint>
 #include <cstring>
 #include <iterator>
-#include <limits>
 #include <ranges>
 #include <span>
 #include <string>
@@ -57,7 +33,9 @@
 #include <utility>
 #include <vector>
 
+#include "blume/cuckoo_geometry.hpp"
 #include "blume/detail/bits.hpp"
+#include "blume/detail/cuckoo_table.hpp"
 #include "blume/detail/pipeline.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
@@ -68,151 +46,6 @@
 #include "blume/serialization.hpp"
 
 namespace blume {
-
-/// Bounds of the cuckoo geometry. The kick and expansion limits are RedisBloom's (CF.RESERVE accepts
-/// MAXITERATIONS 1..65535 and EXPANSION 0..32768), so every RedisBloom geometry can be expressed.
-inline constexpr std::uint32_t cuckoo_max_bucket_size = 255;
-inline constexpr std::uint32_t cuckoo_max_kicks = 65535;
-inline constexpr std::uint32_t cuckoo_max_expansion = 32768;
-inline constexpr std::uint32_t cuckoo_max_filters = 65536;  // RedisBloom's cf-max-expansions range
-
-/// The shape of a cuckoo filter. Defaults: b = 4 (95% load reachable, Fan et al. §5), 500 relocations
-/// (the reference implementation's kMaxCuckooCount), no growth.
-struct cuckoo_geometry {
-  std::uint64_t buckets = 1;                             // of the first sub-filter; any count ≥ 1
-  std::uint32_t bucket_size = cuckoo_default_bucket_size;  // slots per bucket, 1..255
-  std::uint32_t fingerprint_bits = 12;                   // 8, 12 or 16
-  std::uint32_t expansion = 0;                           // 0: never grow; else sub-filter i has buckets·e^i
-  std::uint32_t max_kicks = 500;                         // relocations tried before an insert gives up
-  std::uint32_t max_filters = 32;                        // sub-filters at most (with expansion > 0)
-
-  /// The geometry of a cuckoo plan (cuckoo_filter<>::plan(items, fpr)): bits = buckets·b·f and hashes = f,
-  /// with the planning bucket size b = cuckoo_default_bucket_size.
-  static cuckoo_geometry from_plan(const filter_plan& plan) {
-    cuckoo_geometry g;
-    g.fingerprint_bits = plan.hashes;
-    g.bucket_size = cuckoo_default_bucket_size;
-    const std::uint64_t bucket_bits = std::uint64_t{g.bucket_size} * std::max<std::uint32_t>(plan.hashes, 1);
-    if (plan.bits % bucket_bits != 0)
-      throw invalid_argument("cuckoo plan: " + std::to_string(plan.bits) + " bits is not a whole number of " +
-                             std::to_string(bucket_bits) + "-bit buckets");
-    g.buckets = plan.bits / bucket_bits;
-    return g;
-  }
-
-  /// Throws invalid_argument naming the first bad value.
-  void validate() const {
-    if (fingerprint_bits != 8 && fingerprint_bits != 12 && fingerprint_bits != 16)
-      throw invalid_argument("cuckoo filter: fingerprint bits must be 8, 12 or 16, got " +
-                             std::to_string(fingerprint_bits));
-    if (bucket_size == 0 || bucket_size > cuckoo_max_bucket_size)
-      throw invalid_argument("cuckoo filter: bucket size must be in [1, 255], got " + std::to_string(bucket_size));
-    if (buckets == 0) throw invalid_argument("cuckoo filter: bucket count must be at least 1, got 0");
-    if (buckets > max_buckets())
-      throw invalid_argument("cuckoo filter: " + std::to_string(buckets) + " buckets of " +
-                             std::to_string(bucket_size) + " " + std::to_string(fingerprint_bits) +
-                             "-bit slots exceed the maximum of 2^40 bits");
-    if (max_kicks > cuckoo_max_kicks)
-      throw invalid_argument("cuckoo filter: max kicks must be in [0, 65535], got " + std::to_string(max_kicks));
-    if (expansion > cuckoo_max_expansion)
-      throw invalid_argument("cuckoo filter: expansion must be in [0, 32768], got " + std::to_string(expansion));
-    if (max_filters == 0 || max_filters > cuckoo_max_filters)
-      throw invalid_argument("cuckoo filter: max sub-filters must be in [1, " + std::to_string(cuckoo_max_filters) +
-                             "], got " + std::to_string(max_filters));
-  }
-
-  /// Most buckets one sub-filter may have: its slots must fit in max_filter_bits.
-  std::uint64_t max_buckets() const noexcept {
-    return max_filter_bits / (std::uint64_t{bucket_size} * fingerprint_bits);
-  }
-
-  /// Bytes of the table of a sub-filter with `n` buckets: the packed slots, at least 8 bytes of slack for
-  /// the unaligned slot loads, rounded up to 64 bytes so every sub-filter starts on a cache line.
-  std::uint64_t table_bytes(std::uint64_t n) const noexcept {
-    const std::uint64_t slot_bits = n * bucket_size * fingerprint_bits;
-    return (slot_bits + 64 + 511) / 512 * 64;
-  }
-
-  /// Buckets of sub-filter i (buckets·expansion^i), or 0 if that exceeds max_buckets(). Constant time for
-  /// expansion 0 or 1, and at most 40 steps otherwise (n at least doubles up to 2^40): a file may hold
-  /// 65,536 sub-filters, and a loop of i steps per sub-filter made opening one quadratic.
-  std::uint64_t buckets_of(std::uint32_t i) const noexcept {
-    if (i == 0) return buckets;
-    if (expansion <= 1) return expansion == 0 ? 0 : buckets;
-    return next_buckets(buckets, i);
-  }
-  /// Buckets of the sub-filter `steps` after one of `n` buckets, or 0 if beyond max_buckets(): what a
-  /// walk over the sub-filters in order uses, one step at a time.
-  std::uint64_t next_buckets(std::uint64_t n, std::uint32_t steps = 1) const noexcept {
-    if (expansion == 1) return n;
-    for (std::uint32_t j = 0; j < steps; ++j) {
-      if (expansion == 0 || n == 0 || n > max_buckets() / expansion) return 0;
-      n *= expansion;
-    }
-    return n;
-  }
-
-  friend constexpr bool operator==(const cuckoo_geometry&, const cuckoo_geometry&) = default;
-};
-
-/// How a cuckoo filter derives a key's fingerprint and buckets from its digest, and how a relocation
-/// walks: blume's own scheme, described at the top of this file, for any bucket count. A policy is a
-/// class of static functions with these names; redisbloom.hpp has RedisBloom's (power-of-two tables,
-/// XOR alternates), so the same filter code reads and writes RedisBloom's CF data.
-struct cuckoo_hashing {
-  /// count() of a key whose two buckets coincide: count that bucket once (blume) or twice (RedisBloom).
-  static constexpr bool counts_coinciding_buckets_twice = false;
-
-  /// Constraints on the geometry beyond cuckoo_geometry::validate() (none here).
-  static void validate(const cuckoo_geometry&) {}
-
-  /// reduce(d.high, 2^f − 1) + 1 without a multiply: x·(2^f − 1) = x·2^f − x, whose high 64 bits are
-  /// x >> (64 − f) less the borrow out of the low half, (x << f) − x, which occurs when x << f < x.
-  static std::uint64_t fingerprint(const digest& d, std::uint64_t f) noexcept {
-    const std::uint64_t x = d.high;
-    return (x >> (64 - f)) - static_cast<std::uint64_t>((x << f) < x) + 1;
-  }
-  /// The key's bucket in a sub-filter of n buckets.
-  static std::uint64_t primary(const digest& d, std::uint64_t n) noexcept { return reduce(d.low, n); }
-  /// (H(fp) − q) mod n for q < n: the other bucket in sub-filter 0 (n buckets), and the leading digit's
-  /// part of alternate() in the others. Without a branch: which way it goes is a coin flip, and a
-  /// mispredicted branch here stalls the load of the second bucket, which is what lookups wait for.
-  static std::uint64_t alternate_first(std::uint64_t q, std::uint64_t fp, std::uint64_t n) noexcept {
-    const std::uint64_t h = reduce(fp * 0x9e3779b97f4a7c15ULL, n);
-    return h - q + (n & (std::uint64_t{0} - static_cast<std::uint64_t>(h < q)));
-  }
-  /// The other bucket of fingerprint fp in bucket i of sub-filter `level` (n·e^level buckets): digit by
-  /// digit in the mixed radix of a grown sub-filter. An involution in i for every n and e.
-  static std::uint64_t alternate(std::uint64_t i, std::uint64_t fp, std::uint64_t n, std::uint64_t e,
-                                 std::uint32_t level) noexcept {
-    if (level == 0 || e <= 1) return alternate_first(i, fp, n);
-    const std::uint64_t g = reduce(mix(fp * 0x9e3779b97f4a7c15ULL), e);
-    std::uint64_t low = 0, scale = 1;
-    for (std::uint32_t j = 0; j < level; ++j) {
-      const std::uint64_t r = i % e;
-      i /= e;
-      low += (g >= r ? g - r : g + e - r) * scale;
-      scale *= e;
-    }
-    return alternate_first(i, fp, n) * scale + low;
-  }
-  /// Bucket i of sub-filter `from` as a bucket of the older sub-filter `to`: its leading digits (the
-  /// bucket pair there holds the same keys' fingerprints).
-  static std::uint64_t project(std::uint64_t i, std::uint64_t /*n*/, std::uint64_t e, std::uint32_t from,
-                               std::uint32_t to) noexcept {
-    if (e <= 1) return i;
-    for (std::uint32_t j = to; j < from; ++j) i /= e;
-    return i;
-  }
-  /// A relocation walk's seed; whether it starts at the key's alternate bucket; the slot step k evicts.
-  /// Pseudo-random (a fixed victim can cycle between two buckets; Fan et al. pick at random) yet
-  /// recomputable from the key's digest and k, so a failed walk can be undone without recording it.
-  static std::uint64_t walk(const digest& d) noexcept { return d.low ^ mix(d.high); }
-  static bool starts_at_alternate(std::uint64_t walk) noexcept { return (walk & 1) != 0; }
-  static std::uint32_t victim(std::uint64_t walk, std::uint32_t k, std::uint32_t b) noexcept {
-    return static_cast<std::uint32_t>(reduce(mix(walk + k * 0x9e3779b97f4a7c15ULL), b));
-  }
-};
 
 template <hasher Hasher = xxh3_hasher, class Hashing = cuckoo_hashing>
 class cuckoo_filter {
@@ -302,14 +135,9 @@ class cuckoo_filter {
     std::uint64_t stored = 0;
     for (std::size_t i = 0; i < f.tables_.size(); ++i) {
       table& t = f.tables_[i];
-      const std::byte* bytes = f.data(t);
-      const std::uint64_t used_bits = t.buckets * g.bucket_size * g.fingerprint_bits;
-      for (std::uint64_t byte = used_bits / 8; byte < t.bytes; ++byte) {
-        const unsigned allowed = byte == used_bits / 8 ? (1u << (used_bits % 8)) - 1 : 0u;
-        if ((static_cast<unsigned>(bytes[byte]) & ~allowed) != 0)
-          throw format_error("cuckoo sub-filter " + std::to_string(i) + ": padding bits past slot " +
-                             std::to_string(t.buckets * g.bucket_size) + " are set");
-      }
+      if (!f.slots().padding_is_clear(f.data(t), t.buckets, t.bytes))
+        throw format_error("cuckoo sub-filter " + std::to_string(i) + ": padding bits past slot " +
+                           std::to_string(t.buckets * g.bucket_size) + " are set");
       t.stored = f.count_nonempty(t);
       stored += t.stored;
     }
@@ -668,17 +496,14 @@ class cuckoo_filter {
   }
 
  private:
-  static constexpr std::uint32_t npos = std::numeric_limits<std::uint32_t>::max();
-
-  /// One sub-filter: `bytes` bytes at `offset` in storages_[storage].
-  struct table {
-    std::size_t storage = 0;
-    std::size_t offset = 0;
-    std::uint64_t buckets = 0;
-    std::uint64_t bytes = 0;
-    std::uint64_t stored = 0;
-    std::uint32_t level = 0;  // j: this is the j-th sub-filter, of n·e^j buckets
-  };
+  using table = detail::cuckoo_table;
+  using probe = detail::cuckoo_probe;
+  using runtime_bucket = detail::cuckoo_runtime_bucket;
+  template <std::uint32_t F, std::uint32_t B>
+  using fixed_bucket = detail::cuckoo_fixed_bucket<F, B>;
+  template <class Bucket>
+  using lookup_path = detail::cuckoo_lookup_path<Hashing, Bucket>;
+  static constexpr std::uint32_t npos = detail::cuckoo_slots::npos;
 
   /// A filter over a payload holding tables of the given bucket counts back to back.
   cuckoo_filter(const cuckoo_geometry& g, const Hasher& hasher, byte_storage payload,
@@ -803,91 +628,17 @@ class cuckoo_filter {
     return Hashing::alternate(i, fp, geometry_.buckets, geometry_.expansion, t.level);
   }
 
-  // Slot s occupies bits [s·f, s·f + f): one unaligned little-endian load at byte ⌊s·f/8⌋ holds it
-  // (f ≤ 16, shift ≤ 7), and the table's slack makes that load safe for the last slot.
-  std::uint32_t get(const std::byte* base, std::uint64_t slot) const noexcept {
-    const std::uint64_t bit = slot * geometry_.fingerprint_bits;
-    std::uint64_t w;
-    std::memcpy(&w, base + bit / 8, sizeof w);
-    return static_cast<std::uint32_t>((w >> (bit % 8)) & ((std::uint64_t{1} << geometry_.fingerprint_bits) - 1));
-  }
-  void put(std::byte* base, std::uint64_t slot, std::uint32_t value) const noexcept {
-    const std::uint64_t bit = slot * geometry_.fingerprint_bits;
-    const unsigned shift = static_cast<unsigned>(bit % 8);
-    const std::uint64_t mask = ((std::uint64_t{1} << geometry_.fingerprint_bits) - 1) << shift;
-    std::uint64_t w;
-    std::memcpy(&w, base + bit / 8, sizeof w);
-    w = (w & ~mask) | (std::uint64_t{value} << shift);
-    std::memcpy(base + bit / 8, &w, sizeof w);
-  }
-
-  /// Whether `bucket` holds `fp`. When a bucket is whole bytes and at most 64 bits (b·f ≤ 64 with b·f a
-  /// multiple of 8, as for the default b = 4 with f = 8, 12 or 16), one load compares all its slots at
-  /// once: XOR with fp repeated in every lane, then the classic "some lane is zero" test
-  /// (x − lows) & ~x & highs, which is exact as a yes/no answer. Lookups spend most of their instructions
-  /// here, and fewer instructions per lookup let more lookups' cache misses overlap.
+  /// Whether `bucket` holds `fp`: the one-load test (detail/cuckoo_table.hpp) when the geometry allows it.
   bool holds(const table& t, std::uint64_t bucket, std::uint32_t fp) const noexcept {
     if (!swar_) return find(t, bucket, fp) != npos;
-    return bucket_holds(runtime_test(), data(t) + bucket * bucket_bytes_, lane_lows_ * fp);
+    return detail::cuckoo_bucket_holds(runtime_test(), data(t) + bucket * bucket_bytes_, lane_lows_ * fp);
   }
   // Lookups in a filter that has not grown (one table) with the one-load bucket test, the common case,
-  // take a shorter path. Its constants are copied into a lookup_path value, so the batched loops keep
-  // them in registers (stores into the probe buffers could otherwise alias the filter's members), and a
-  // probe holds both bucket addresses and the fingerprint pattern, computed once while the buckets are
-  // prefetched, so the second pass only loads and tests. For the default bucket of 4 slots with 8-, 12-
-  // or 16-bit fingerprints the geometry is a compile-time constant, so scaling a bucket index to bytes
-  // and the lane masks need no multiply: a lookup is bound by the one multiplier port (hashing, the two
-  // bucket reductions and the alternate's offset already need six multiplies), not by its ALU work.
-  // Fewer instructions per lookup also let more lookups' cache misses overlap, and a negative lookup
-  // waits on two of them.
-  struct probe {
-    const std::byte* first;
-    const std::byte* second;
-    std::uint64_t pattern;  // fp in every lane
-  };
-  /// Bucket geometry known only at run time (any b·f ≤ 64 that is whole bytes).
-  struct runtime_bucket {
-    std::uint64_t fingerprint_bits, bytes, lane_lows, lane_highs;
-  };
-  /// b slots of f bits, fixed at compile time.
-  template <std::uint32_t F, std::uint32_t B>
-  struct fixed_bucket {
-    static constexpr std::uint64_t fingerprint_bits = F, bytes = F * B / 8;
-    static constexpr std::uint64_t lane_lows = [] {
-      std::uint64_t lows = 0;
-      for (std::uint32_t j = 0; j < B; ++j) lows |= std::uint64_t{1} << (j * F);
-      return lows;
-    }();
-    static constexpr std::uint64_t lane_highs = lane_lows << (F - 1);
-  };
-  /// Whether the bucket at `at` has a lane equal to `pattern`'s: XOR, then the classic "some lane is
-  /// zero" test (x − lows) & ~x & highs, exact as a yes/no answer. The load also reads bits past the
-  /// bucket (the next bucket's, or slack), but highs marks the bucket's lanes only, and a subtraction's
-  /// low bits do not depend on its high bits, so they cannot change the answer.
-  template <class Bucket>
-  static bool bucket_holds(const Bucket& bucket, const std::byte* at, std::uint64_t pattern) noexcept {
-    std::uint64_t w;
-    std::memcpy(&w, at, sizeof w);
-    const std::uint64_t x = w ^ pattern;
-    return ((x - bucket.lane_lows) & ~x & bucket.lane_highs) != 0;
-  }
-  template <class Bucket>
-  struct lookup_path {
-    const std::byte* base;
-    std::uint64_t buckets;
-    Bucket bucket;
-
-    probe probe_of(const digest& d) const noexcept {
-      const std::uint64_t fp = Hashing::fingerprint(d, bucket.fingerprint_bits);
-      const std::uint64_t i1 = Hashing::primary(d, buckets);
-      const std::uint64_t i2 = Hashing::alternate_first(i1, fp, buckets);
-      return {base + i1 * bucket.bytes, base + i2 * bucket.bytes, bucket.lane_lows * fp};
-    }
-    bool hits(const probe& p) const noexcept {
-      // Both tests always run (| not ||): a negative lookup needs both, and no branch sits between the loads.
-      return bucket_holds(bucket, p.first, p.pattern) | bucket_holds(bucket, p.second, p.pattern);
-    }
-  };
+  // take a shorter path: a lookup_path value. For the default bucket of 4 slots with 8-, 12- or 16-bit
+  // fingerprints its geometry is a compile-time constant. A lookup is bound by the one multiplier port
+  // (hashing, the two bucket reductions and the alternate's offset already need six multiplies), not by
+  // its ALU work; fewer instructions per lookup also let more lookups' cache misses overlap, and a
+  // negative lookup waits on two of them.
   /// Calls fn(path) with the short path's lookup_path (only when one_load_single_table_).
   template <class Fn>
   decltype(auto) with_short_path(Fn&& fn) const {
@@ -922,34 +673,18 @@ class cuckoo_filter {
     });
   }
 
-  /// The first slot of `bucket` holding `fp` (0 finds an empty slot), or npos.
+  // Slots in this filter's geometry: on bytes (get, put), and on a sub-filter's table, whose bytes are in storages_.
+  detail::cuckoo_slots slots() const noexcept { return {geometry_.fingerprint_bits, geometry_.bucket_size}; }
+  std::uint32_t get(const std::byte* base, std::uint64_t slot) const noexcept { return slots().get(base, slot); }
+  void put(std::byte* base, std::uint64_t slot, std::uint32_t value) const noexcept { slots().put(base, slot, value); }
   std::uint32_t find(const table& t, std::uint64_t bucket, std::uint32_t fp) const noexcept {
-    const std::byte* base = data(t);
-    const std::uint64_t first = bucket * b();
-    for (std::uint32_t j = 0; j < b(); ++j)
-      if (get(base, first + j) == fp) return j;
-    return npos;
+    return slots().find(data(t), bucket, fp);
   }
   std::uint64_t count_in(const table& t, std::uint64_t bucket, std::uint32_t fp) const noexcept {
-    const std::byte* base = data(t);
-    const std::uint64_t first = bucket * b();
-    std::uint64_t n = 0;
-    for (std::uint32_t j = 0; j < b(); ++j) n += get(base, first + j) == fp;
-    return n;
+    return slots().count_in(data(t), bucket, fp);
   }
-  bool place(table& t, std::uint64_t bucket, std::uint32_t fp) noexcept {
-    const std::uint32_t slot = find(t, bucket, 0);
-    if (slot == npos) return false;
-    put(data(t), bucket * b() + slot, fp);
-    return true;
-  }
-  std::uint64_t count_nonempty(const table& t) const noexcept {
-    const std::byte* base = data(t);
-    std::uint64_t n = 0;
-    const std::uint64_t slots = t.buckets * b();
-    for (std::uint64_t s = 0; s < slots; ++s) n += get(base, s) != 0;
-    return n;
-  }
+  bool place(table& t, std::uint64_t bucket, std::uint32_t fp) noexcept { return slots().place(data(t), bucket, fp); }
+  std::uint64_t count_nonempty(const table& t) const noexcept { return slots().count_nonempty(data(t), t.buckets); }
   double load_of(const table& t) const noexcept {
     return static_cast<double>(t.stored) / static_cast<double>(t.buckets * b());
   }
@@ -1014,13 +749,11 @@ class cuckoo_filter {
   /// constants of holds()'s one-load bucket test when the geometry allows it.
   void prepare_constants() noexcept {
     const std::uint32_t f = geometry_.fingerprint_bits;
-    const std::uint32_t width = f * b();
-    swar_ = width <= 64 && width % 8 == 0;
+    swar_ = detail::cuckoo_one_load_bucket(b(), f);
     note_table_count();
     if (!swar_) return;
-    bucket_bytes_ = width / 8;
-    lane_lows_ = 0;
-    for (std::uint32_t j = 0; j < b(); ++j) lane_lows_ |= std::uint64_t{1} << (j * f);
+    bucket_bytes_ = f * b() / 8;
+    lane_lows_ = detail::cuckoo_lane_lows(b(), f);
     lane_highs_ = lane_lows_ << (f - 1);
   }
 
