@@ -32,6 +32,18 @@ cuckoo_geometry geometry(std::uint64_t buckets, std::uint32_t bucket_size, std::
   return g;
 }
 
+// The policy concept refuses what the filter cannot use: a member that may throw where the filter is
+// noexcept, or a flag that is not a constant.
+struct throwing_victim : blume::cuckoo_hashing {
+  static std::uint32_t victim(std::uint64_t walk, std::uint32_t k, std::uint32_t b);
+};
+struct runtime_flag : blume::cuckoo_hashing {
+  static inline bool counts_coinciding_buckets_twice = false;
+};
+static_assert(!blume::cuckoo_hashing_policy<throwing_victim>);
+static_assert(!blume::cuckoo_hashing_policy<runtime_flag>);
+static_assert(!blume::cuckoo_hashing_policy<blume::murmur64a_hasher>);
+
 /// Inserts present_key(0), present_key(1), ... until an insert fails; returns how many succeeded.
 std::uint64_t fill_until_first_failure(cuckoo& f) {
   std::uint64_t i = 0;

@@ -49,6 +49,8 @@ namespace blume {
 
 template <hasher Hasher = xxh3_hasher, class Hashing = cuckoo_hashing>
 class cuckoo_filter {
+  static_assert(cuckoo_hashing_policy<Hashing>);
+
  public:
   using hasher_type = Hasher;
   using hashing_type = Hashing;

@@ -1,6 +1,6 @@
 // The shape of a cuckoo filter (cuckoo_geometry) and how the filter derives a key's fingerprint and
-// buckets from its digest: a hashing policy. blume's own policy, cuckoo_hashing, is below; redisbloom.hpp
-// has RedisBloom's. cuckoo_filter.hpp is the filter.
+// buckets from its digest: a hashing policy, checked by the cuckoo_hashing_policy concept. blume's own
+// policy, cuckoo_hashing, is below; redisbloom.hpp has RedisBloom's. cuckoo_filter.hpp is the filter.
 //
 // cuckoo_hashing's derivation from the key's one digest d (see hash.hpp):
 //   fingerprint  fp = reduce(d.high, 2^f − 1) + 1            uniform in [1, 2^f − 1]; 0 marks an empty slot
@@ -29,8 +29,10 @@
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
@@ -124,10 +126,31 @@ struct cuckoo_geometry {
   friend constexpr bool operator==(const cuckoo_geometry&, const cuckoo_geometry&) = default;
 };
 
-/// How a cuckoo filter derives a key's fingerprint and buckets from its digest, and how a relocation
-/// walks: blume's own scheme, described at the top of this file, for any bucket count. A policy is a
-/// class of static functions with these names; redisbloom.hpp has RedisBloom's (power-of-two tables,
-/// XOR alternates), so the same filter code reads and writes RedisBloom's CF data.
+/// Everything cuckoo_filter calls on its hashing policy. The members are static so that the filter's
+/// lookup paths, which are copied into registers, need no policy object; all but validate() are called
+/// from noexcept members of the filter, so they must not throw. What the compiler cannot check, and the
+/// filter relies on: fingerprint() is never 0 (an empty slot) and fits f bits; primary() < n and
+/// victim() < b; alternate(·, fp, …) is an involution on a sub-filter's buckets (relocation finds a
+/// fingerprint's other bucket from either one, and undoes a failed walk by running it backwards); and
+/// project() maps a bucket to the one of an older sub-filter whose pair holds the same keys' fingerprints.
+template <class H>
+concept cuckoo_hashing_policy =
+    requires(const digest& d, const cuckoo_geometry& g, std::uint64_t x, std::uint32_t level, std::uint32_t k) {
+      typename std::bool_constant<H::counts_coinciding_buckets_twice>;
+      H::validate(g);
+      { H::fingerprint(d, x) } noexcept -> std::same_as<std::uint64_t>;
+      { H::primary(d, x) } noexcept -> std::same_as<std::uint64_t>;
+      { H::alternate_first(x, x, x) } noexcept -> std::same_as<std::uint64_t>;
+      { H::alternate(x, x, x, x, level) } noexcept -> std::same_as<std::uint64_t>;
+      { H::project(x, x, x, level, level) } noexcept -> std::same_as<std::uint64_t>;
+      { H::walk(d) } noexcept -> std::same_as<std::uint64_t>;
+      { H::starts_at_alternate(x) } noexcept -> std::same_as<bool>;
+      { H::victim(x, k, k) } noexcept -> std::same_as<std::uint32_t>;
+    };
+
+/// blume's own hashing policy, described at the top of this file, for any bucket count. RedisBloom's
+/// (redisbloom.hpp: power-of-two tables, XOR alternates) lets the same filter code read and write
+/// RedisBloom's CF data.
 struct cuckoo_hashing {
   /// count() of a key whose two buckets coincide: count that bucket once (blume) or twice (RedisBloom).
   static constexpr bool counts_coinciding_buckets_twice = false;
@@ -182,5 +205,7 @@ struct cuckoo_hashing {
     return static_cast<std::uint32_t>(reduce(mix(walk + k * 0x9e3779b97f4a7c15ULL), b));
   }
 };
+
+static_assert(cuckoo_hashing_policy<cuckoo_hashing>);
 
 }  // namespace blume

@@ -37,6 +37,7 @@
 #include "blume/basic_bloom_filter.hpp"
 #include "blume/bloom_filter.hpp"
 #include "blume/cuckoo_filter.hpp"
+#include "blume/cuckoo_geometry.hpp"
 #include "blume/detail/probe_ops.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
@@ -243,6 +244,7 @@ struct redisbloom_cuckoo_hashing {
   static bool starts_at_alternate(std::uint64_t) noexcept { return false; }
   static std::uint32_t victim(std::uint64_t /*walk*/, std::uint32_t k, std::uint32_t b) noexcept { return k % b; }
 };
+static_assert(cuckoo_hashing_policy<redisbloom_cuckoo_hashing>);
 
 /// A RedisBloom-compatible cuckoo filter: what CF.RESERVE creates.
 using redisbloom_cuckoo_filter = cuckoo_filter<murmur64a_hasher, redisbloom_cuckoo_hashing>;
