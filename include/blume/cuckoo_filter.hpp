@@ -36,6 +36,7 @@
 #include "blume/cuckoo_geometry.hpp"
 #include "blume/detail/bits.hpp"
 #include "blume/detail/cuckoo_table.hpp"
+#include "blume/detail/key_interface.hpp"
 #include "blume/detail/pipeline.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
@@ -48,10 +49,16 @@
 namespace blume {
 
 template <hasher Hasher = xxh3_hasher, class Hashing = cuckoo_hashing>
-class cuckoo_filter {
+class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing>> {
+  using key_calls = detail::key_interface<cuckoo_filter>;
   static_assert(cuckoo_hashing_policy<Hashing>);
 
  public:
+  using key_calls::contains;
+  using key_calls::count;
+  using key_calls::erase;
+  using key_calls::hash;
+  using key_calls::insert;
   using hasher_type = Hasher;
   using hashing_type = Hashing;
   static constexpr filter_kind kind{6};
@@ -153,20 +160,12 @@ class cuckoo_filter {
   // ---- single keys -----------------------------------------------------------------------------------
 
   /// The digest everything about `k` derives from.
-  template <key K>
-  digest hash(const K& k) const noexcept {
-    return hash_key(hasher_, k);
-  }
 
   /// Stores one copy of the key's fingerprint. Returns false when the filter is full: no empty slot was
   /// found within max_kicks relocations and the filter may not grow (expansion 0, max_filters reached,
   /// or the next sub-filter would exceed 2^40 bits). A failed insert leaves the filter exactly as it was.
   /// Inserting a key again stores another copy (count() tells how many); one bucket pair holds at most
   /// 2b copies of a fingerprint in each sub-filter.
-  template <key K>
-  bool insert(const K& k) {
-    return insert(hash(k));
-  }
   bool insert(const digest& d) { return insert_without_growing(d) || insert_into_new_sub_filter(d); }
 
   /// The first half of insert(): an empty slot in any sub-filter, else relocation in the newest. False
@@ -191,10 +190,6 @@ class cuckoo_filter {
   }
 
   /// False means certainly absent; true means present or a false positive (rate: predicted_fpr()).
-  template <key K>
-  bool contains(const K& k) const noexcept {
-    return contains(hash(k));
-  }
   bool contains(const digest& d) const noexcept {
     if (one_load_single_table_) {
       return with_short_path([&](const auto& path) { return path.hits(path.probe_of(d)); });
@@ -225,10 +220,6 @@ class cuckoo_filter {
   /// Removes one copy of the key's fingerprint (from the newest sub-filter holding one). Returns false,
   /// changing nothing, when no copy is stored. Erase only keys you inserted: erasing a false positive
   /// removes another key's fingerprint, and that key becomes a false negative.
-  template <key K>
-  bool erase(const K& k) noexcept {
-    return erase(hash(k));
-  }
   bool erase(const digest& d) noexcept {
     const std::uint32_t fp = fingerprint(d);
     for (std::size_t i = tables_.size(); i-- > 0;) {
@@ -248,10 +239,6 @@ class cuckoo_filter {
 
   /// Copies of the key's fingerprint in its two buckets of every sub-filter: at least the number of
   /// times the key was inserted and not erased; more when other keys share fingerprint and buckets.
-  template <key K>
-  std::uint64_t count(const K& k) const noexcept {
-    return count(hash(k));
-  }
   std::uint64_t count(const digest& d) const noexcept {
     const std::uint32_t fp = fingerprint(d);
     std::uint64_t copies = 0;
@@ -417,6 +404,7 @@ class cuckoo_filter {
   std::uint64_t buckets() const noexcept { return geometry_.buckets; }
   std::size_t sub_filters() const noexcept { return tables_.size(); }
   std::uint64_t seed() const noexcept { return hasher_.seed(); }
+  const Hasher& hasher() const noexcept { return hasher_; }
   /// Stored fingerprints (successful inserts minus successful erases); what the file header records.
   std::uint64_t inserted() const noexcept { return stored_; }
   /// Buckets of sub-filter j (geometry().buckets_of(j) for the sub-filters present).
