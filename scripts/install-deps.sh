@@ -15,6 +15,7 @@ packages=(
   llvm-14                # llvm-symbolizer, so sanitizer reports from the fuzzers name files and lines
   g++-aarch64-linux-gnu qemu-user         # the aarch64 preset: cross compiler, and user-mode emulation to run its tests
   libxxhash-dev:arm64 libgtest-dev:arm64  # ... and its target's libraries (Debian multiarch, beside the host's)
+  clang-format-16        # scripts/check-format.sh: the newest in Debian 12 (14 mis-formats requires-clauses)
 )
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"

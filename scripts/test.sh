@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds and runs every test: the release build, then the same suite under
+# Installs dependencies, checks the layout of the sources (scripts/check-format.sh), then builds and runs
+# every test: the release build, then the same suite under
 # AddressSanitizer + UndefinedBehaviorSanitizer, then built by the second compiler (clang-14), then the
 # library's unit tests cross-compiled for aarch64 and run under qemu-aarch64 (the portable code paths,
 # on a CPU without x86 intrinsics), then the libFuzzer harnesses (clang-14), each for
@@ -8,6 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+echo "=== format ==="
+bash scripts/check-format.sh
 for preset in release asan-ubsan clang aarch64 fuzz; do
   echo "=== $preset ==="
   start=$SECONDS
