@@ -452,7 +452,7 @@ class file_lock {
         if (errno == EWOULDBLOCK) throw file_locked("'" + path.string() + "' is locked by another writer");
         throw io_error(detail::errno_text("cannot lock", path));
       }
-      struct stat locked {}, now {};
+      struct stat locked = {}, now = {};
       if (::fstat(fd, &locked) != 0) throw io_error(detail::errno_text("cannot stat", path));
       if (::stat(path.c_str(), &now) == 0 && now.st_ino == locked.st_ino && now.st_dev == locked.st_dev) {
         fd_ = guard.fd;

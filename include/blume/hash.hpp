@@ -88,7 +88,7 @@ namespace detail {
 template <class T>
 concept string_like = std::convertible_to<const T&, std::string_view>;
 template <class T>
-concept integer_like = (std::integral<T> || std::is_enum_v<T>) && !string_like<T>;
+concept integer_like = !string_like<T> && (std::integral<T> || std::is_enum_v<T>);
 template <class T>
 struct widened {
   using type = std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>;

@@ -437,7 +437,7 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
     std::uint64_t s = fq;
     while (is_continuation(get(s))) s = next(s);
     for (; pending != 0; --pending) {
-      do s = next(s); while (is_continuation(get(s)));
+      do { s = next(s); } while (is_continuation(get(s)));
     }
     return s;
   }
@@ -471,7 +471,7 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
       const std::uint64_t v = get(wrap(b + u));
       if (is_empty(v)) return u;
       if (u != 0 && !is_continuation(v)) {  // a new run: it belongs to the next occupied quotient
-        do ++quotient; while (!is_occupied(get(wrap(b + quotient))));
+        do { ++quotient; } while (!is_occupied(get(wrap(b + quotient))));
       }
       scratch_.push_back((quotient << r_) | remainder_of(v));
     }
@@ -549,7 +549,7 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
       if (!is_shifted(v)) {
         quotient = s;  // a cluster start is in its canonical slot
       } else if (!is_continuation(v)) {
-        do quotient = next(quotient); while (!is_occupied(get(quotient)));
+        do { quotient = next(quotient); } while (!is_occupied(get(quotient)));
       }
       fn(quotient, remainder_of(v));
     }
@@ -624,7 +624,7 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
         v = get(wrap(e + j));
         if (is_empty(v)) break;
         if (!is_continuation(v)) {
-          do ++quotient; while (quotient <= j && !is_occupied(get(wrap(e + quotient))));
+          do { ++quotient; } while (quotient <= j && !is_occupied(get(wrap(e + quotient))));
           if (quotient > j) throw bad(j, "a run starts but no occupied quotient is left for it");
         } else if (remainder_of(v) < previous_remainder) {
           throw bad(j, "remainders of a run out of order");

@@ -176,7 +176,7 @@ class basic_xor_filter : public detail::key_interface<basic_xor_filter<Geometry,
       if (lows.empty()) return basic_xor_filter(g, attempt_seed, Hasher(seed), 0);
       basic_xor_filter f(g, attempt_seed, Hasher(seed), lows.size());
       Fingerprint* b = f.slots();
-      const bool peeled = detail::peel<fuse ? detail::peel_order::depth_first : detail::peel_order::breadth_first>(
+      const bool peeled = detail::peel<(fuse ? detail::peel_order::depth_first : detail::peel_order::breadth_first)>(
           hashes, g.slots, [&](std::uint64_t x) { return g.positions(x); },
           [&](std::uint64_t h, std::uint64_t own) {
             Fingerprint v = fingerprint_of(h);
