@@ -106,35 +106,55 @@ inline std::string number(double value) {
 /// array or a static filter: its bits/key say it all).
 template <class F>
 std::string geometry(const F& f, std::uint64_t capacity, double fpr) {
-  if constexpr (can_grow<F> && requires { f.layers(); f.layer_capacity(0); f.layer_fpr(0); }) {
+  if constexpr (can_grow<F> && requires {
+                  f.layers();
+                  f.layer_capacity(0);
+                  f.layer_fpr(0);
+                }) {
     // A chain of layers: the first sized for the capacity, the next ones by its growth and tightening.
     const std::uint64_t first = f.layer_capacity(0);
     return "first layer for " + (first == capacity ? std::string("n") : std::to_string(first)) + " keys at " +
            number(f.layer_fpr(0) * 100) + "% (tightening " + number(f.layer_fpr(1) / f.layer_fpr(0)) + ", growth " +
            number(static_cast<double>(f.layer_capacity(1)) / static_cast<double>(first)) + "); " +
            std::to_string(f.layers().size()) + " layer(s) after n inserts";
-  } else if constexpr (requires { f.window(); f.inserted(); typename F::buffer_type; }) {
+  } else if constexpr (requires {
+                         f.window();
+                         f.inserted();
+                         typename F::buffer_type;
+                       }) {
     // A sliding window of two buffers, each for half the window at half the rate.
     return "window = n = " + std::to_string(f.window()) + " items (two " + std::string(F::buffer_type::name) +
            " buffers of n/2 at " + number(fpr / 2 * 100) + "%); " + std::to_string(f.inserted()) +
            " items in the window after n inserts";
-  } else if constexpr (requires { f.cells(); f.hashes(); f.decrements(); f.stable_fpr(); }) {
-    return std::to_string(f.cells()) + " cells of " + std::to_string(cell_bits<F>()) + " bits, k = " +
-           std::to_string(f.hashes()) + ", P = " + std::to_string(f.decrements()) +
+  } else if constexpr (requires {
+                         f.cells();
+                         f.hashes();
+                         f.decrements();
+                         f.stable_fpr();
+                       }) {
+    return std::to_string(f.cells()) + " cells of " + std::to_string(cell_bits<F>()) +
+           " bits, k = " + std::to_string(f.hashes()) + ", P = " + std::to_string(f.decrements()) +
            " decrements per insert; stable (endless-stream) rate " + percent(f.stable_fpr(), "%.4f%%");
-  } else if constexpr (requires { f.fingerprint_bits(); f.buckets(); f.bucket_size(); f.load_factor(); }) {
-    return std::to_string(f.fingerprint_bits()) + "-bit fingerprints, " + std::to_string(f.buckets()) +
-           " buckets of " + std::to_string(f.bucket_size()) + ", load " + percent(f.load_factor()) +
-           " after n inserts";
-  } else if constexpr (requires { f.slots(); f.load_factor(); }) {
+  } else if constexpr (requires {
+                         f.fingerprint_bits();
+                         f.buckets();
+                         f.bucket_size();
+                         f.load_factor();
+                       }) {
+    return std::to_string(f.fingerprint_bits()) + "-bit fingerprints, " + std::to_string(f.buckets()) + " buckets of " +
+           std::to_string(f.bucket_size()) + ", load " + percent(f.load_factor()) + " after n inserts";
+  } else if constexpr (requires {
+                         f.slots();
+                         f.load_factor();
+                       }) {
     // Slots of fingerprints (quotient): whichever of its geometry getters it offers.
     std::string out = std::to_string(f.slots()) + " slots, ";
     if constexpr (requires { f.quotient_bits(); }) out += "q = " + std::to_string(f.quotient_bits()) + ", ";
     if constexpr (requires { f.remainder_bits(); }) out += "r = " + std::to_string(f.remainder_bits()) + ", ";
     return out + "load " + percent(f.load_factor()) + " after n inserts";
   } else if constexpr (bit_array_filter<F> && can_count<F>) {
-    return std::to_string(cell_bits<F>()) + "-bit counters: " + std::to_string(f.bits()) + " counters, k = " +
-           std::to_string(f.hashes());
+    return std::to_string(cell_bits<F>()) + "-bit counters: " + std::to_string(f.bits()) +
+           " counters, k = " + std::to_string(f.hashes());
   } else {
     return "";
   }
@@ -184,8 +204,9 @@ class kind_contestant {
   void finish()
     requires(F::is_static)
   {
-    static_assert(requires(std::vector<std::uint64_t> lows) { F::from_digest_lows(std::move(lows), fpr, nullptr); },
-                  "a static kind built from one key set offers from_digest_lows (kind.hpp)");
+    static_assert(
+        requires(std::vector<std::uint64_t> lows) { F::from_digest_lows(std::move(lows), fpr, nullptr); },
+        "a static kind built from one key set offers from_digest_lows (kind.hpp)");
     bench::on_all_cpus([&] { filter_.emplace(F::from_digest_lows(std::move(lows_), fpr, nullptr)); });
   }
   template <class K>
@@ -284,7 +305,8 @@ class kind_contestant {
 template <template <class...> class Set, class Key, class Hash>
 class hash_set_contestant {
  public:
-  explicit hash_set_contestant(std::uint64_t capacity) : set_(0, Hash{}, std::equal_to<Key>{}, allocator(&live_bytes_)) {
+  explicit hash_set_contestant(std::uint64_t capacity)
+      : set_(0, Hash{}, std::equal_to<Key>{}, allocator(&live_bytes_)) {
     set_.reserve(capacity);
   }
   hash_set_contestant(const hash_set_contestant&) = delete;  // the allocator points at live_bytes_
@@ -331,9 +353,7 @@ class libbloom_contestant {
   }
 
   std::size_t memory_bytes() const noexcept { return static_cast<std::size_t>(bloom_.bytes) + sizeof bloom_; }
-  double predicted_fpr() const noexcept {
-    return blume::math::bloom_fpr(bloom_.entries, bloom_.bits, bloom_.hashes);
-  }
+  double predicted_fpr() const noexcept { return blume::math::bloom_fpr(bloom_.entries, bloom_.bits, bloom_.hashes); }
 
  private:
   struct bloom* mutable_bloom() const noexcept { return const_cast<struct bloom*>(&bloom_); }

@@ -83,15 +83,17 @@ std::string usage() {
          option("--reps N", "repetitions of every cell (default 3)") +
          option("--probes N", "absent keys looked up, and at most that many present keys (default 10M)") +
          option("--kinds LIST", "our kinds: " + join(plain) + " (the default" + defaults +
-                                    "), the rest of the family: " + join(family) + ", and the static kinds: " +
-                                    join(statics) + notes) +
+                                    "), the rest of the family: " + join(family) +
+                                    ", and the static kinds: " + join(statics) + notes) +
          option("--baselines LIST", "unordered_set, absl, libbloom (default all; \"none\" for none)") +
          option("--family", "the filter-family run: --kinds " + join(family_preset(), ",") +
                                 " and every baseline (an explicit --kinds or --baselines wins). Any run with a family "
                                 "kind in it (one that can erase, may refuse keys when full, or forgets) also times "
                                 "erase (one erase() per present key, after the lookups, for every contestant that has "
                                 "one, the hash sets included), reports the measured false-negative rate of the kinds "
-                                "that forget (" + join(forgetting) + "; misses are possible by design there, so they "
+                                "that forget (" +
+                                join(forgetting) +
+                                "; misses are possible by design there, so they "
                                 "are not failures), and evaluates the family targets") +
          option("--static", "the static-filter run: --kinds " + join(static_preset(), ",") +
                                 " and every baseline (an explicit --kinds or --baselines wins); evaluates the static "
@@ -134,7 +136,8 @@ std::vector<std::string> split_list(std::string_view text) {
 std::uint64_t parse_count(std::string_view text) {
   double value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end == text.data()) throw std::invalid_argument("not a count: '" + std::string(text) + "'");
+  if (error != std::errc() || end == text.data())
+    throw std::invalid_argument("not a count: '" + std::string(text) + "'");
   const std::string_view suffix(end, static_cast<std::size_t>(text.data() + text.size() - end));
   if (suffix == "k" || suffix == "K") value *= 1e3;
   else if (suffix == "M" || suffix == "m") value *= 1e6;
@@ -302,8 +305,8 @@ config_result run_config(const options& o, std::uint64_t items, std::uint64_t& c
       sample s = contestants[i].measure(w, with_erase);
       std::fprintf(stderr, "  [n=%llu %s, run %d/%d] %-28s insert %7.1f  +%7.1f  -%7.1f  -batched %7.1f ns/key",
                    static_cast<unsigned long long>(items), std::string(Keys::short_name).c_str(), rep, o.reps,
-                   contestants[i].name.c_str(), s.ns_per_key[insert], s.ns_per_key[positive],
-                   s.ns_per_key[negative], s.ns_per_key[negative_batched]);
+                   contestants[i].name.c_str(), s.ns_per_key[insert], s.ns_per_key[positive], s.ns_per_key[negative],
+                   s.ns_per_key[negative_batched]);
       if (with_erase && !std::isnan(s.ns_per_key[erase_keys]))
         std::fprintf(stderr, "  erase %7.1f", s.ns_per_key[erase_keys]);
       if (contestants[i].false_negatives_by_design)
@@ -345,7 +348,8 @@ config_result run_config(const options& o, std::uint64_t items, std::uint64_t& c
     }
     for (const auto& s : runs) {
       if (s.negative_hits != runs.front().negative_hits) r.problems.push_back("false positives differ between runs");
-      if (s.false_negatives != runs.front().false_negatives) r.problems.push_back("false negatives differ between runs");
+      if (s.false_negatives != runs.front().false_negatives)
+        r.problems.push_back("false negatives differ between runs");
       r.problems.insert(r.problems.end(), s.problems.begin(), s.problems.end());
     }
     result.rows.push_back(std::move(r));
@@ -387,16 +391,15 @@ int run(int argc, char** argv) {
 
   const auto checks = evaluate_targets(configs);
   const auto family_checks = family_run(o) ? evaluate_family_targets(configs) : std::vector<target_check>{};
-  if (family_checks.empty() || any_evaluated(checks)) std::cout << "targets\n" << targets_table(checks).to_text() << "\n";
+  if (family_checks.empty() || any_evaluated(checks))
+    std::cout << "targets\n" << targets_table(checks).to_text() << "\n";
   if (!family_checks.empty()) std::cout << "family targets\n" << targets_table(family_checks).to_text() << "\n";
   const bool static_kinds = any_selected(o, [](const kind_facts& k) { return k.is_static; });
   const auto static_checks = static_kinds ? evaluate_static_targets(configs) : std::vector<target_check>{};
-  if (!static_checks.empty())
-    std::cout << "static-filter targets\n" << targets_table(static_checks).to_text() << "\n";
+  if (!static_checks.empty()) std::cout << "static-filter targets\n" << targets_table(static_checks).to_text() << "\n";
   if (const table kinds = kinds_against_targets_table(configs); !kinds.rows.empty())
     std::cout << kinds.to_text() << "\n";
-  std::cout
-            << "checksum of all hit counts: " << checksum << "\n";
+  std::cout << "checksum of all hit counts: " << checksum << "\n";
 
   if (o.output != "none") {
     const bool standalone = !o.append || !std::filesystem::exists(o.output);

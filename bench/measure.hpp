@@ -109,7 +109,8 @@ sample measure_once(const workload<Keys>& w, bool with_erase) {
     s.problems.push_back(std::to_string(positives.size() - hits) + " false negatives (one-by-one lookups)");
   }
   if constexpr (bulk) {
-    s.ns_per_key[positive_batched] = ns_per_key(positives.size(), [&] { hits = c->count_contained(positives.range()); });
+    s.ns_per_key[positive_batched] =
+        ns_per_key(positives.size(), [&] { hits = c->count_contained(positives.range()); });
     keep(hits);
     if (hits != s.positive_hits) s.problems.push_back("batched positive lookups disagree with one-by-one");
   }
@@ -118,7 +119,8 @@ sample measure_once(const workload<Keys>& w, bool with_erase) {
   keep(hits);
   s.negative_hits = hits;
   if constexpr (bulk) {
-    s.ns_per_key[negative_batched] = ns_per_key(negatives.size(), [&] { hits = c->count_contained(negatives.range()); });
+    s.ns_per_key[negative_batched] =
+        ns_per_key(negatives.size(), [&] { hits = c->count_contained(negatives.range()); });
     keep(hits);
     if (hits != s.negative_hits) s.problems.push_back("batched negative lookups disagree with one-by-one");
   }
@@ -134,7 +136,8 @@ sample measure_once(const workload<Keys>& w, bool with_erase) {
         for (std::size_t i = 0; i < n; ++i) erased += c->erase(w.present[i]);
       });
       keep(erased);
-      if (erased != n) s.problems.push_back(std::to_string(n - erased) + " of " + std::to_string(n) + " erases refused");
+      if (erased != n)
+        s.problems.push_back(std::to_string(n - erased) + " of " + std::to_string(n) + " erases refused");
     }
   }
   return s;

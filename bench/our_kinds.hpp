@@ -133,8 +133,7 @@ inline std::vector<std::string> core_kinds() {
 inline std::vector<std::string> family_preset() {
   std::vector<std::string> out = {std::string(bloom_filter<>::name), std::string(blocked_bloom_filter<>::name),
                                   std::string(split_block_bloom_filter<>::name)};
-  for (auto& k : kind_names([](const kind_facts& k) { return k.family && k.in_presets; }))
-    out.push_back(std::move(k));
+  for (auto& k : kind_names([](const kind_facts& k) { return k.family && k.in_presets; })) out.push_back(std::move(k));
   return out;
 }
 /// --static: the blocked Bloom kinds the static targets compare with, then every static kind.

@@ -59,9 +59,8 @@ std::string format_items(std::uint64_t n) {
 
 /// Terminal columns a UTF-8 string takes (every code point counts as one: enough for × and −).
 std::size_t display_width(std::string_view s) {
-  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) {
-    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  }));
+  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(),
+                                                [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 std::string pad(std::string_view s, std::size_t width, bool left) {
@@ -218,26 +217,29 @@ std::string table::to_markdown() const {
 }
 
 std::string config_title(const config_result& c) {
-  return "n = " + format_items(c.items) + ", " + std::string(c.key_description) + ", target FPR 1%: " +
-         format_count(c.positive_probes) + " present and " + format_count(c.negative_probes) +
+  return "n = " + format_items(c.items) + ", " + std::string(c.key_description) +
+         ", target FPR 1%: " + format_count(c.positive_probes) + " present and " + format_count(c.negative_probes) +
          " absent keys looked up in random order; median of " + std::to_string(c.reps) + " run" +
          (c.reps == 1 ? "" : "s");
 }
 
 namespace {
 bool shows_erase(const config_result& config) {
-  return std::any_of(config.rows.begin(), config.rows.end(), [](const contestant_result& r) { return r.ns[erase_keys].applicable(); });
+  return std::any_of(config.rows.begin(), config.rows.end(),
+                     [](const contestant_result& r) { return r.ns[erase_keys].applicable(); });
 }
 bool shows_false_negatives(const config_result& config) {
-  return std::any_of(config.rows.begin(), config.rows.end(), [](const contestant_result& r) { return r.false_negatives_by_design; });
+  return std::any_of(config.rows.begin(), config.rows.end(),
+                     [](const contestant_result& r) { return r.false_negatives_by_design; });
 }
 }  // namespace
 
 table medians_table(const config_result& config) {
   table t;
   const bool erase_column = shows_erase(config), fn_column = shows_false_negatives(config);
-  t.header = {"contestant", "MiB (÷absl)", "bits/key", "insert ns (÷absl)", "insert_many ns",
-              "+ lookup ns (÷absl)", "+ batched ns (÷absl)", "− lookup ns (÷absl)", "− batched ns (÷absl)"};
+  t.header = {"contestant",           "MiB (÷absl)",         "bits/key",
+              "insert ns (÷absl)",    "insert_many ns",      "+ lookup ns (÷absl)",
+              "+ batched ns (÷absl)", "− lookup ns (÷absl)", "− batched ns (÷absl)"};
   if (erase_column) t.header.push_back("erase ns (÷absl)");
   t.header.push_back("FPR measured");
   t.header.push_back("FPR predicted");
@@ -258,7 +260,10 @@ table medians_table(const config_result& config) {
     for (metric m : shown) {
       const double v = r.ns[m].median;
       // Baselines have no batched call: their batched figure is their one-by-one loop, so compare with that.
-      const double base = absl ? absl->ns[m == positive_batched ? positive : m == negative_batched ? negative : m].median
+      const double base = absl ? absl->ns[m == positive_batched   ? positive
+                                          : m == negative_batched ? negative
+                                                                  : m]
+                                     .median
                                : not_applicable;
       row.push_back(m == insert_bulk ? format_ns(v) : with_ratio(v, base, format_ns(v)));
     }
@@ -273,8 +278,8 @@ table medians_table(const config_result& config) {
 table spread_table(const config_result& config) {
   table t;
   const bool erase_column = shows_erase(config);
-  t.header = {"contestant (min / median / max ns)", "insert", "insert_many", "+ lookup", "+ batched", "− lookup",
-              "− batched"};
+  t.header = {
+      "contestant (min / median / max ns)", "insert", "insert_many", "+ lookup", "+ batched", "− lookup", "− batched"};
   std::vector<metric> shown = {insert, insert_bulk, positive, positive_batched, negative, negative_batched};
   if (erase_column) {
     t.header.push_back("erase");
@@ -324,7 +329,8 @@ std::vector<target_check> evaluate_targets(const std::vector<config_result>& con
   } else {
     if (const auto* bloom = c100->find(bloom_filter<>::kind)) {
       const double mib = static_cast<double>(bloom->bytes) / (1024.0 * 1024.0);
-      checks.push_back({big + bloom_name + " in ≤ 114.3 MiB", printf_string("%.2f MiB", mib), mib <= classic_mib_limit});
+      checks.push_back({big + bloom_name + " in ≤ 114.3 MiB", printf_string("%.2f MiB", mib),
+                        mib <= classic_mib_limit});
     } else {
       checks.push_back(not_run(big + bloom_name + " in ≤ 114.3 MiB", bloom_name + " not run"));
     }
@@ -363,8 +369,8 @@ std::vector<target_check> evaluate_targets(const std::vector<config_result>& con
         const double memory_share = static_cast<double>(fast->bytes) / static_cast<double>(absl->bytes);
         checks.push_back({who + ": ≥ 2.4× faster than absl::flat_hash_set (negative lookups) at ≤ 1/9 of its memory",
                           format_ratio(speedup) + " (" + format_ns(absl->ns[negative].median) + " vs " +
-                              format_ns(neg_batched) + " ns; one-by-one: " +
-                              format_ratio(absl->ns[negative].median / neg_single) + ") at " +
+                              format_ns(neg_batched) +
+                              " ns; one-by-one: " + format_ratio(absl->ns[negative].median / neg_single) + ") at " +
                               printf_string("1/%.1f", 1.0 / memory_share) + " of its memory",
                           speedup >= absl_speedup_floor && memory_share <= 1.0 / absl_memory_divisor});
       } else {
@@ -381,8 +387,7 @@ std::vector<target_check> evaluate_targets(const std::vector<config_result>& con
     checks.push_back({email, "no kind at ≤ 10.6 bits/key with FPR ≤ 1%", false});
   } else {
     const double pos = fast->ns[positive_batched].median, neg = fast->ns[negative_batched].median;
-    checks.push_back({email,
-                      fast->name + ": present " + format_ns(pos) + ", absent " + format_ns(neg) + " ns/key",
+    checks.push_back({email, fast->name + ": present " + format_ns(pos) + ", absent " + format_ns(neg) + " ns/key",
                       pos <= email_batched_ns_limit && neg <= email_batched_ns_limit});
   }
   return checks;
@@ -394,8 +399,14 @@ table kinds_against_targets_table(const std::vector<config_result>& configs) {
   if (c == nullptr) return t;
   const contestant_result* lb = c->find(names::libbloom);
   const contestant_result* absl = c->find(names::absl_set);
-  t.header = {"kind (n = 100M, 64-bit keys)", "bits/key ≤ 10.6", "FPR ≤ 1%", "− batched ≤ 8 ns", "− single ≤ 14 ns",
-              "faster than libbloom ≥ 9×", "faster than absl ≥ 2.4×", "memory ≤ 1/9 absl"};
+  t.header = {"kind (n = 100M, 64-bit keys)",
+              "bits/key ≤ 10.6",
+              "FPR ≤ 1%",
+              "− batched ≤ 8 ns",
+              "− single ≤ 14 ns",
+              "faster than libbloom ≥ 9×",
+              "faster than absl ≥ 2.4×",
+              "memory ≤ 1/9 absl"};
   auto mark = [](bool ok) { return ok ? " ✓" : " ✗"; };
   for (const auto& r : c->rows) {
     if (!r.ours) continue;
@@ -441,18 +452,18 @@ bool any_evaluated(const std::vector<target_check>& checks) {
 // ---- family targets --------------------------------------------------------------------------------------
 
 namespace {
-constexpr double counting_memory_limit = 4.1;   // × bloom's bytes
-constexpr double cuckoo_bits_limit = 13.5;      // bits/key with 12-bit fingerprints, at its load
-constexpr double cuckoo_fpr_limit = 0.002;      // measured
-constexpr double cuckoo_speed_limit = 2.0;      // × our fastest blocked kind's negative lookups
-constexpr double quotient_bits_limit = 1.2;     // × cuckoo's bits/key, at equal FPR
+constexpr double counting_memory_limit = 4.1;  // × bloom's bytes
+constexpr double cuckoo_bits_limit = 13.5;     // bits/key with 12-bit fingerprints, at its load
+constexpr double cuckoo_fpr_limit = 0.002;     // measured
+constexpr double cuckoo_speed_limit = 2.0;     // × our fastest blocked kind's negative lookups
+constexpr double quotient_bits_limit = 1.2;    // × cuckoo's bits/key, at equal FPR
 
 /// Our fastest blocked kind (blocked or split-block) for metric m, or nullptr if neither ran.
 const contestant_result* fastest_blocked(const config_result& c, metric m) {
   const contestant_result* best = nullptr;
   for (filter_kind kind : {blocked_bloom_filter<>::kind, split_block_bloom_filter<>::kind})
-    if (const auto* r = c.find(kind); r != nullptr && r->ns[m].applicable() &&
-                                      (best == nullptr || r->ns[m].median < best->ns[m].median))
+    if (const auto* r = c.find(kind);
+        r != nullptr && r->ns[m].applicable() && (best == nullptr || r->ns[m].median < best->ns[m].median))
       best = r;
   return best;
 }
@@ -507,7 +518,8 @@ std::vector<target_check> evaluate_family_targets(const std::vector<config_resul
                         ok});
     }
 
-    for (const auto& [m, how] : {std::pair{negative, "one-by-one contains()"}, std::pair{negative_batched, "batched count_contained()"}}) {
+    for (const auto& [m, how] :
+         {std::pair{negative, "one-by-one contains()"}, std::pair{negative_batched, "batched count_contained()"}}) {
       const std::string t3 = at + cuckoo_name + " negative lookups ≤ 2× our fastest blocked filter's, " + how;
       const contestant_result* fast = fastest_blocked(c, m);
       if (cuckoo == nullptr || fast == nullptr) {
@@ -532,8 +544,8 @@ std::vector<target_check> evaluate_family_targets(const std::vector<config_resul
       const double ratio = adjusted / cuckoo->bits_per_key;
       checks.push_back({t4,
                         "quotient " + printf_string("%.2f bits/key", quotient->bits_per_key) + " at FPR " +
-                            format_percent(q_fpr) + ", cuckoo " + printf_string("%.2f", cuckoo->bits_per_key) +
-                            " at " + format_percent(c_fpr) + (predicted ? " (a predicted FPR used: none measured)" : "") +
+                            format_percent(q_fpr) + ", cuckoo " + printf_string("%.2f", cuckoo->bits_per_key) + " at " +
+                            format_percent(c_fpr) + (predicted ? " (a predicted FPR used: none measured)" : "") +
                             "; quotient scaled to cuckoo's FPR: " + printf_string("%.2f", quotient->bits_per_key) +
                             " + log2(" + format_percent(q_fpr) + " / " + format_percent(c_fpr) + ") = " +
                             printf_string("%.2f bits/key", adjusted) + " = " + format_ratio(ratio) + " cuckoo's",
@@ -574,7 +586,8 @@ std::vector<target_check> evaluate_static_targets(const std::vector<config_resul
       }
     }
     const auto* fuse = c.find(fuse8_filter<>::kind);
-    for (const auto& [m, how] : {std::pair{negative, "one-by-one contains()"}, std::pair{negative_batched, "batched count_contained()"}}) {
+    for (const auto& [m, how] :
+         {std::pair{negative, "one-by-one contains()"}, std::pair{negative_batched, "batched count_contained()"}}) {
       const std::string t =
           at + label_of(fuse8_filter<>::kind) + " negative lookups ≤ 1.3× our fastest blocked filter's, " + how;
       const contestant_result* fast = fastest_blocked(c, m);
@@ -584,8 +597,8 @@ std::vector<target_check> evaluate_static_targets(const std::vector<config_resul
       }
       const double ratio = fuse->ns[m].median / fast->ns[m].median;
       checks.push_back({t,
-                        format_ratio(ratio) + " (" + format_ns(fuse->ns[m].median) + " vs " + format_ns(fast->ns[m].median) +
-                            " ns/key, " + fast->name + ")",
+                        format_ratio(ratio) + " (" + format_ns(fuse->ns[m].median) + " vs " +
+                            format_ns(fast->ns[m].median) + " ns/key, " + fast->name + ")",
                         ratio <= 1.3});
     }
     if (c.items >= 100'000'000) {

@@ -43,7 +43,7 @@ std::string config_title(const config_result& config);
 /// One target, evaluated from the measured medians.
 struct target_check {
   std::string target;
-  std::string measured;       // the figure, or why it could not be evaluated
+  std::string measured;        // the figure, or why it could not be evaluated
   std::optional<bool> passed;  // empty: not measured in this run
 };
 std::vector<target_check> evaluate_targets(const std::vector<config_result>& configs);

@@ -33,11 +33,11 @@ inline constexpr double not_applicable = std::numeric_limits<double>::quiet_NaN(
 struct sample {
   std::array<double, metric_count> ns_per_key;  // not_applicable where the contestant has no such call
   std::uint64_t bytes = 0;
-  std::uint64_t positive_hits = 0;  // must equal the number of positive probes: no false negatives
-  std::uint64_t negative_hits = 0;  // false positives
+  std::uint64_t positive_hits = 0;    // must equal the number of positive probes: no false negatives
+  std::uint64_t negative_hits = 0;    // false positives
   std::uint64_t false_negatives = 0;  // present probes answered "absent" (kinds that may miss by design)
   double predicted_fpr = 0;
-  std::string details;           // the kind's geometry, in words (family kinds)
+  std::string details;            // the kind's geometry, in words (family kinds)
   unsigned fingerprint_bits = 0;  // fingerprint tables (cuckoo)
   double load_factor = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::string> problems;  // correctness failures seen while measuring

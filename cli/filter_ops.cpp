@@ -36,14 +36,16 @@ void write_output(const any_filter& f, const std::string& path, const filter_des
     return;
   }
   if (::isatty(STDOUT_FILENO) != 0)
-    throw invalid_argument("refusing to write a binary filter to a terminal: redirect standard output or give --output FILE");
+    throw invalid_argument(
+        "refusing to write a binary filter to a terminal: redirect standard output or give --output FILE");
   std::fflush(stdout);
   write_filter(f, STDOUT_FILENO, "standard output", design);
 }
 
 std::string count_text(double count) {
-  return std::isfinite(count) ? "about " + std::to_string(static_cast<std::uint64_t>(std::llround(count))) + " distinct keys"
-                              : "enough distinct keys to set every bit";
+  return std::isfinite(count)
+             ? "about " + std::to_string(static_cast<std::uint64_t>(std::llround(count))) + " distinct keys"
+             : "enough distinct keys to set every bit";
 }
 
 }  // namespace blume::cli

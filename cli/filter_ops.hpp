@@ -116,8 +116,8 @@ void refuse_overfill(const F& f, const filter_design& design, const std::string&
                               " would raise its false-positive rate to " + percent(s.rate) + " (target " +
                               percent(s.target) + ")";
     if (s.inferred) {
-      std::fprintf(stderr, "blume: warning: %s: %s; the file records no planned capacity to hold it to\n",
-                   what.c_str(), state.c_str());
+      std::fprintf(stderr, "blume: warning: %s: %s; the file records no planned capacity to hold it to\n", what.c_str(),
+                   state.c_str());
       return;
     }
     throw invalid_argument(what + ": " + state + "; " + remedy + ", or pass --allow-overfill");

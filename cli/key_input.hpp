@@ -63,7 +63,7 @@ class key_source {
   std::uint64_t total_ = 0;
   const char* mapped_ = nullptr;
   bool regular_ = false;  // a regular file (mapped unless empty); else a stream read once (a pipe, a FIFO)
-  std::string held_;  // standard input, once count_keys has read it
+  std::string held_;      // standard input, once count_keys has read it
 };
 
 }  // namespace blume::cli

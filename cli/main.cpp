@@ -4,9 +4,9 @@
 // below lists them in the order --help shows them.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
-#include <algorithm>
 #include <exception>
 #include <new>
 #include <string>

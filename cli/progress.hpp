@@ -36,7 +36,8 @@ class progress {
     if (!enabled_) return;
     const double seconds = std::chrono::duration<double>(clock::now() - start_).count();
     std::fprintf(stderr, "%s%12llu keys in %.1f s (%.2fM keys/s)\n", drawn_ ? "\r" : "",
-                 static_cast<unsigned long long>(keys), seconds, seconds > 0 ? static_cast<double>(keys) / seconds / 1e6 : 0.0);
+                 static_cast<unsigned long long>(keys), seconds,
+                 seconds > 0 ? static_cast<double>(keys) / seconds / 1e6 : 0.0);
   }
 
  private:

@@ -93,7 +93,8 @@ void for_each_batch(const query_options& o, Fn&& fn) {
     for (std::size_t i = 0; i < o.keys.size(); ++i) {
       const std::string_view k = line_key(o.keys[i], o.format);
       if (k.empty())
-        throw invalid_argument("key " + std::to_string(i + 1) + " is empty: empty keys are never stored (build skips empty lines)");
+        throw invalid_argument("key " + std::to_string(i + 1) +
+                               " is empty: empty keys are never stored (build skips empty lines)");
       batch.push_back(k);
     }
     fn(batch);

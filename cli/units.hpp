@@ -17,10 +17,16 @@ inline std::uint64_t parse_count(std::string_view text, std::string_view what, d
   double scale = 1;
   if (!s.empty()) {
     switch (s.back()) {
-      case 'k': case 'K': scale = 1e3; break;
-      case 'm': case 'M': scale = 1e6; break;
-      case 'g': case 'G': case 'b': case 'B': scale = 1e9; break;
-      case 't': case 'T': scale = 1e12; break;
+      case 'k':
+      case 'K': scale = 1e3; break;
+      case 'm':
+      case 'M': scale = 1e6; break;
+      case 'g':
+      case 'G':
+      case 'b':
+      case 'B': scale = 1e9; break;
+      case 't':
+      case 'T': scale = 1e12; break;
       default: break;
     }
     if (scale != 1) s.pop_back();
@@ -63,7 +69,8 @@ inline double parse_rate(std::string_view text, std::string_view what) {
     throw invalid_argument(std::string(what) + ": '" + std::string(text) + "' is not a number");
   value *= scale;
   if (!(value > 0 && value < 1))
-    throw invalid_argument(std::string(what) + ": '" + std::string(text) + "' must be between 0 and 1 (or 0% and 100%), exclusive");
+    throw invalid_argument(std::string(what) + ": '" + std::string(text) +
+                           "' must be between 0 and 1 (or 0% and 100%), exclusive");
   return value;
 }
 
@@ -74,10 +81,21 @@ inline std::uint64_t parse_bytes(std::string_view text, std::string_view what) {
   static constexpr struct {
     const char* suffix;
     double scale;
-  } units[] = {{"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
-               {"kB", 1e3},      {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
-               {"TB", 1e12},     {"K", 1024.0},      {"k", 1024.0},         {"M", 1048576.0},
-               {"G", 1073741824.0}, {"T", 1099511627776.0}, {"B", 1.0}};
+  } units[] = {{"KiB", 1024.0},
+               {"MiB", 1048576.0},
+               {"GiB", 1073741824.0},
+               {"TiB", 1099511627776.0},
+               {"kB", 1e3},
+               {"KB", 1e3},
+               {"MB", 1e6},
+               {"GB", 1e9},
+               {"TB", 1e12},
+               {"K", 1024.0},
+               {"k", 1024.0},
+               {"M", 1048576.0},
+               {"G", 1073741824.0},
+               {"T", 1099511627776.0},
+               {"B", 1.0}};
   double scale = 1;
   for (const auto& u : units) {
     const std::string_view suffix(u.suffix);

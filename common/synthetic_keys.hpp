@@ -19,11 +19,11 @@ constexpr std::uint64_t splitmix64(std::uint64_t x) noexcept {
 }
 
 namespace email_parts {
-inline constexpr std::array<std::string_view, 16> names = {
-    "ann", "bob", "carol", "dave", "erin", "frank", "grace", "heidi",
-    "ivan", "judy", "mallory", "oscar", "peggy", "trent", "victor", "walter"};
-inline constexpr std::array<std::string_view, 8> domains = {
-    "gmail.com", "yahoo.com", "outlook.com", "example.org", "proton.me", "mail.de", "web.de", "icloud.com"};
+inline constexpr std::array<std::string_view, 16> names = {"ann",   "bob",   "carol",  "dave",  "erin",    "frank",
+                                                           "grace", "heidi", "ivan",   "judy",  "mallory", "oscar",
+                                                           "peggy", "trent", "victor", "walter"};
+inline constexpr std::array<std::string_view, 8> domains = {"gmail.com", "yahoo.com", "outlook.com", "example.org",
+                                                            "proton.me", "mail.de",   "web.de",      "icloud.com"};
 }  // namespace email_parts
 
 /// Appends the e-mail-like key of `index` to `out` and returns its length, 20 to 32 bytes:

@@ -19,7 +19,7 @@ int main() {
   int queries = 0;
   auto is_taken = [&](const std::string& email) {
     if (!registered.contains(email)) return false;  // certain: no query needed
-    ++queries;                                       // "maybe": ask the database
+    ++queries;                                      // "maybe": ask the database
     return database.count(email) != 0;
   };
 

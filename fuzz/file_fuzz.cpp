@@ -27,7 +27,8 @@ namespace {
 
 /// Kinds whose answers depend on the time (a window in time): every call gets the run's one clock reading.
 template <class F>
-constexpr bool takes_time = requires(const F& f) { f.contains(std::uint64_t{1}, std::chrono::system_clock::time_point{}); };
+constexpr bool takes_time =
+    requires(const F& f) { f.contains(std::uint64_t{1}, std::chrono::system_clock::time_point{}); };
 
 template <class F>
 bool contains(const F& f, std::uint64_t key, std::chrono::system_clock::time_point now) {

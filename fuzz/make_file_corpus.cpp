@@ -54,7 +54,8 @@ any_filter sample(filter_kind kind) {
     for (std::uint32_t i = 0; i < items; ++i) values[i] = i % 16;
     return bloomier_filter<>::build(keys(items), values, 4);
   }
-  if (input_of(kind) == kind_input::included_and_excluded) return cascade_filter::build(keys(items), keys(4 * items, items));
+  if (input_of(kind) == kind_input::included_and_excluded)
+    return cascade_filter::build(keys(items), keys(4 * items, items));
   if (kind == blume::aging_bloom_filter<>::kind) return aging({}, items / 2);
   if (is_static(kind)) {
     std::vector<std::uint64_t> lows;

@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (w == nullptr) return 0;
   const blume::digest d = w->filter.hash("fuzz");
   // As the module does: a new sub-filter is refused when it would take the filter over the limit.
-  if (filter_memory(rb::record_of(*w)) + cuckoo_sub_filter_bytes + w->filter.next_sub_filter_bytes() > fuzz::memory_limit)
+  if (filter_memory(rb::record_of(*w)) + cuckoo_sub_filter_bytes + w->filter.next_sub_filter_bytes() >
+      fuzz::memory_limit)
     return 0;
   try {
     rb::cuckoo_insert(*w, d);

@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <cstring>
 #include <span>
-#include <utility>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "../redis/codec.hpp"  // relative: the harnesses need no include path of their own
 

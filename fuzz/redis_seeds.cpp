@@ -2,8 +2,8 @@
 // a few small Bloom and cuckoo filters, as LOADCHUNK streams and as RDB records. Regenerate with
 //   clang++-14 -std=c++20 -I include fuzz/redis_seeds.cpp redis/codec.cpp -lxxhash -o seeds
 //   ./seeds fuzz/corpus
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>

@@ -12,8 +12,8 @@
 
 #include "blume/redisbloom_format.hpp"
 #include "commands.hpp"
-#include "data_type.hpp"
 #include "config.hpp"
+#include "data_type.hpp"
 #include "memory.hpp"
 #include "surface.hpp"
 
@@ -57,9 +57,9 @@ creation defaults() {
 /// Creates the filter at an empty key; an error reply (returned) when memory does not allow it.
 value_type* create(RedisModuleCtx* ctx, const open_key& key, const creation& c, std::string* error) {
   try {
-    const std::uint64_t bytes = redisbloom_layer_geometry(static_cast<std::uint64_t>(c.capacity),
-                                                          c.scaling ? c.error_rate * 0.5 : c.error_rate)
-                                    .storage_bytes();
+    const std::uint64_t bytes =
+        redisbloom_layer_geometry(static_cast<std::uint64_t>(c.capacity), c.scaling ? c.error_rate * 0.5 : c.error_rate)
+            .storage_bytes();
     if (const std::uint64_t needed = bloom_fixed_bytes + bloom_layer_bytes + bytes; !within_filter_limit(ctx, needed)) {
       *error = over_limit_reply(needed, memory_limit());
       return nullptr;
@@ -221,9 +221,7 @@ int insert(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   int items = -1;
   for (int i = 2; i < argc && items < 0;) {
     switch (initial(argv[i])) {
-      case 'i':
-        items = i + 1;
-        break;
+      case 'i': items = i + 1; break;
       case 'e': {
         if (i + 1 == argc) return api::WrongArity(ctx);
         if (initial(argv[i], 1) == 'r') {
@@ -254,8 +252,7 @@ int insert(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
         }
         ++i;
         break;
-      default:
-        return reply_error(ctx, "Unknown argument received");
+      default: return reply_error(ctx, "Unknown argument received");
     }
   }
   if (items < 0 || items >= argc) return api::WrongArity(ctx);
@@ -373,9 +370,10 @@ int debug(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   api::ReplyWithStringBuffer(ctx, line.data(), line.size());
   for (const rb::bloom_layer_record& l : r.layers) {
     char buf[256];
-    const int n = std::snprintf(buf, sizeof buf, "bytes:%llu bits:%llu hashes:%u hashwidth:64 capacity:%llu size:%llu ratio:%g",
-                                static_cast<unsigned long long>(l.bytes), static_cast<unsigned long long>(l.bits), l.hashes,
-                                static_cast<unsigned long long>(l.entries), static_cast<unsigned long long>(l.size), l.error);
+    const int n =
+        std::snprintf(buf, sizeof buf, "bytes:%llu bits:%llu hashes:%u hashwidth:64 capacity:%llu size:%llu ratio:%g",
+                      static_cast<unsigned long long>(l.bytes), static_cast<unsigned long long>(l.bits), l.hashes,
+                      static_cast<unsigned long long>(l.entries), static_cast<unsigned long long>(l.size), l.error);
     api::ReplyWithStringBuffer(ctx, buf, static_cast<std::size_t>(n));
   }
   return api::ok;
@@ -463,11 +461,16 @@ static_assert(data_type_traits<bloom_traits>);
 
 bool register_bloom(RedisModuleCtx* ctx) {
   const command commands[] = {
-      {"bf.reserve", reserve, "write deny-oom"},    {"bf.add", add_one, "write deny-oom"},
-      {"bf.madd", add_many, "write deny-oom"},      {"bf.insert", insert, "write deny-oom"},
-      {"bf.exists", exists_one, "readonly fast"},   {"bf.mexists", exists_many, "readonly fast"},
-      {"bf.info", info, "readonly fast"},           {"bf.card", card, "readonly fast"},
-      {"bf.debug", debug, "readonly fast"},         {"bf.scandump", scandump, "readonly fast"},
+      {"bf.reserve", reserve, "write deny-oom"},
+      {"bf.add", add_one, "write deny-oom"},
+      {"bf.madd", add_many, "write deny-oom"},
+      {"bf.insert", insert, "write deny-oom"},
+      {"bf.exists", exists_one, "readonly fast"},
+      {"bf.mexists", exists_many, "readonly fast"},
+      {"bf.info", info, "readonly fast"},
+      {"bf.card", card, "readonly fast"},
+      {"bf.debug", debug, "readonly fast"},
+      {"bf.scandump", scandump, "readonly fast"},
       {"bf.loadchunk", loadchunk, "write deny-oom"},
   };
   bloom_type = data_type<bloom_traits>::create(ctx, "MBbloom--", encoding_version, commands);

@@ -130,8 +130,8 @@ std::unique_ptr<rb::bloom_value> load_bloom(rdb_reader& in, int encver, const rd
     rdb_buffer bits = in.load_string();
     if (in.failed() || !bits.valid()) return fail("truncated");
     l.bytes = bits.bytes().size();
-    if (l.bytes != declared) return fail("a layer of " + std::to_string(l.bits) + " bits holds " +
-                                         std::to_string(l.bytes) + " bytes");
+    if (l.bytes != declared)
+      return fail("a layer of " + std::to_string(l.bits) + " bits holds " + std::to_string(l.bytes) + " bytes");
     arrays.push_back(std::move(bits));
     l.size = in.load_unsigned();
     if (in.failed()) return fail("truncated");
@@ -162,7 +162,9 @@ std::unique_ptr<rb::cuckoo_value> load_cuckoo(rdb_reader& in, int encver, const 
     r.expansion = limits.cf_expansion;
   } else {
     // Clamped rather than truncated, so a huge stored value cannot wrap round to a valid one.
-    const auto field = [&in] { return static_cast<std::uint32_t>(std::min<std::uint64_t>(in.load_unsigned(), 1u << 20)); };
+    const auto field = [&in] {
+      return static_cast<std::uint32_t>(std::min<std::uint64_t>(in.load_unsigned(), 1u << 20));
+    };
     r.deletes = in.load_unsigned();
     r.bucket_size = field();
     r.max_iterations = field();
@@ -183,7 +185,8 @@ std::unique_ptr<rb::cuckoo_value> load_cuckoo(rdb_reader& in, int encver, const 
   for (std::size_t j = 0; j < r.sub_filters; ++j) {
     if (encver >= cuckoo_encoding_version) {
       const std::uint64_t buckets = in.load_unsigned();
-      if (buckets != v->filter.sub_filter_buckets(j)) return fail("sub-filter " + std::to_string(j) + "'s bucket count");
+      if (buckets != v->filter.sub_filter_buckets(j))
+        return fail("sub-filter " + std::to_string(j) + "'s bucket count");
     }
     const rdb_buffer slots = in.load_string();
     if (in.failed() || !slots.valid()) return fail("truncated");
@@ -267,7 +270,10 @@ bool byte_rdb_reader::length(std::uint64_t* out, bool* encoded) {
       *out = (std::uint64_t{first & 0x3Fu} << 8) | static_cast<std::uint8_t>(*q);
       return true;
     }
-    case len_encoded: *encoded = true; *out = first & 0x3F; return true;
+    case len_encoded:
+      *encoded = true;
+      *out = first & 0x3F;
+      return true;
     default:
       if (first == len_32bit) return big_endian(4);
       if (first == len_64bit) return big_endian(8);

@@ -1,9 +1,9 @@
 // CF.*: RedisBloom's cuckoo filter commands, replies and errors (8.x where 2.8 differs), over blume's
 // RedisBloom-compatible cuckoo filter (blume/redisbloom.hpp) and its codec (blume/redisbloom_format.hpp).
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
 #include <exception>
 #include <memory>
 #include <new>
@@ -13,8 +13,8 @@
 
 #include "blume/redisbloom_format.hpp"
 #include "commands.hpp"
-#include "data_type.hpp"
 #include "config.hpp"
+#include "data_type.hpp"
 #include "memory.hpp"
 #include "surface.hpp"
 
@@ -40,9 +40,9 @@ std::span<const std::byte> bytes_of(const RedisModuleString* s) {
 value_type* create(RedisModuleCtx* ctx, const open_key& key, long long capacity, long long bucket_size,
                    long long max_iterations, long long expansion, std::string* error) {
   try {
-    const cuckoo_geometry g = redisbloom_cuckoo_geometry(
-        static_cast<std::uint64_t>(capacity), static_cast<std::uint32_t>(bucket_size),
-        static_cast<std::uint32_t>(max_iterations), static_cast<std::uint32_t>(expansion));
+    const cuckoo_geometry g =
+        redisbloom_cuckoo_geometry(static_cast<std::uint64_t>(capacity), static_cast<std::uint32_t>(bucket_size),
+                                   static_cast<std::uint32_t>(max_iterations), static_cast<std::uint32_t>(expansion));
     const std::uint64_t needed = cuckoo_fixed_bytes + cuckoo_sub_filter_bytes + g.buckets * g.bucket_size;
     if (!within_filter_limit(ctx, needed)) {
       *error = over_limit_reply(needed, memory_limit());
@@ -120,8 +120,10 @@ int reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   const option options[] = {
       {"MAXITERATIONS", &max_iterations, 1, 65535, "Couldn't parse MAXITERATIONS",
        "MAXITERATIONS: value must be in the range [1, 65535]"},
-      {"BUCKETSIZE", &bucket_size, 1, 255, "Couldn't parse BUCKETSIZE", "BUCKETSIZE: value must be in the range [1, 255]"},
-      {"EXPANSION", &expansion, 0, 32768, "Couldn't parse EXPANSION", "EXPANSION: value must be in the range [0, 32768]"},
+      {"BUCKETSIZE", &bucket_size, 1, 255, "Couldn't parse BUCKETSIZE",
+       "BUCKETSIZE: value must be in the range [1, 255]"},
+      {"EXPANSION", &expansion, 0, 32768, "Couldn't parse EXPANSION",
+       "EXPANSION: value must be in the range [0, 32768]"},
   };
   for (const option& o : options) {
     const int at = find_word(argv, argc, 3, o.word);
@@ -197,15 +199,12 @@ int insert_command(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool
         i += 2;
         break;
       }
-      case 'i':
-        items = i + 1;
-        break;
+      case 'i': items = i + 1; break;
       case 'n':
         create_missing = false;
         ++i;
         break;
-      default:
-        return reply_error(ctx, "Unknown argument received");
+      default: return reply_error(ctx, "Unknown argument received");
     }
   }
   if (items < 0 || items >= argc) return api::WrongArity(ctx);
@@ -273,7 +272,8 @@ int count(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc != 3) return api::WrongArity(ctx);
   open_key key(ctx, argv[1], api::open_read);
   const value_type* v = key.value<value_type>(cuckoo_type);
-  api::ReplyWithLongLong(ctx, v == nullptr ? 0 : static_cast<long long>(v->filter.count(v->filter.hash(text(argv[2])))));
+  api::ReplyWithLongLong(ctx,
+                         v == nullptr ? 0 : static_cast<long long>(v->filter.count(v->filter.hash(text(argv[2])))));
   return api::ok;
 }
 
@@ -333,11 +333,10 @@ int debug(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (v == nullptr) return api::ok;
   const cuckoo_geometry& g = v->filter.geometry();
   char buf[256];
-  const int n = std::snprintf(buf, sizeof buf,
-                              "bktsize:%u buckets:%llu items:%llu deletes:%llu filters:%zu max_iterations:%u expansion:%u",
-                              g.bucket_size, static_cast<unsigned long long>(g.buckets),
-                              static_cast<unsigned long long>(v->items), static_cast<unsigned long long>(v->deletes),
-                              v->filter.sub_filters(), g.max_kicks, g.expansion);
+  const int n = std::snprintf(
+      buf, sizeof buf, "bktsize:%u buckets:%llu items:%llu deletes:%llu filters:%zu max_iterations:%u expansion:%u",
+      g.bucket_size, static_cast<unsigned long long>(g.buckets), static_cast<unsigned long long>(v->items),
+      static_cast<unsigned long long>(v->deletes), v->filter.sub_filters(), g.max_kicks, g.expansion);
   api::ReplyWithStringBuffer(ctx, buf, static_cast<std::size_t>(n));
   return api::ok;
 }
@@ -433,13 +432,20 @@ bool register_cuckoo(RedisModuleCtx* ctx) {
   // RedisBloom registers CF.COMPACT "readonly" although it rewrites the filter and replicates; it is a
   // write here, so replicas and read-only clients refuse it as they should.
   const command commands[] = {
-      {"cf.reserve", reserve, "write deny-oom"},        {"cf.add", add_one, "write deny-oom"},
-      {"cf.addnx", add_unique, "write deny-oom"},       {"cf.insert", insert, "write deny-oom"},
-      {"cf.insertnx", insert_unique, "write deny-oom"}, {"cf.exists", exists_one, "readonly fast"},
-      {"cf.mexists", exists_many, "readonly fast"},     {"cf.count", count, "readonly fast"},
-      {"cf.del", del, "write fast"},                    {"cf.compact", compact, "write"},
-      {"cf.info", info, "readonly fast"},               {"cf.debug", debug, "readonly fast"},
-      {"cf.scandump", scandump, "readonly fast"},       {"cf.loadchunk", loadchunk, "write deny-oom"},
+      {"cf.reserve", reserve, "write deny-oom"},
+      {"cf.add", add_one, "write deny-oom"},
+      {"cf.addnx", add_unique, "write deny-oom"},
+      {"cf.insert", insert, "write deny-oom"},
+      {"cf.insertnx", insert_unique, "write deny-oom"},
+      {"cf.exists", exists_one, "readonly fast"},
+      {"cf.mexists", exists_many, "readonly fast"},
+      {"cf.count", count, "readonly fast"},
+      {"cf.del", del, "write fast"},
+      {"cf.compact", compact, "write"},
+      {"cf.info", info, "readonly fast"},
+      {"cf.debug", debug, "readonly fast"},
+      {"cf.scandump", scandump, "readonly fast"},
+      {"cf.loadchunk", loadchunk, "write deny-oom"},
   };
   cuckoo_type = data_type<cuckoo_traits>::create(ctx, "MBbloomCF", encoding_version, commands);
   return cuckoo_type != nullptr;

@@ -255,15 +255,14 @@ inline int (*GetContextFlags)(RedisModuleCtx* ctx) = nullptr;
 // Configs: register all, then LoadConfigs once, inside OnLoad.
 inline int (*RegisterNumericConfig)(RedisModuleCtx* ctx, const char* name, long long default_val, unsigned int flags,
                                     long long min, long long max, numeric_config_get_func getfn,
-                                    numeric_config_set_func setfn, config_apply_func applyfn,
-                                    void* privdata) = nullptr;
+                                    numeric_config_set_func setfn, config_apply_func applyfn, void* privdata) = nullptr;
 inline int (*RegisterStringConfig)(RedisModuleCtx* ctx, const char* name, const char* default_val, unsigned int flags,
                                    string_config_get_func getfn, string_config_set_func setfn,
                                    config_apply_func applyfn, void* privdata) = nullptr;
 inline int (*LoadConfigs)(RedisModuleCtx* ctx) = nullptr;
 
 // Server heap: counted in INFO memory and against maxmemory. Never mix with malloc/free.
-inline void* (*Alloc)(std::size_t bytes) = nullptr;  // aborts the server when out of memory
+inline void* (*Alloc)(std::size_t bytes) = nullptr;     // aborts the server when out of memory
 inline void* (*TryAlloc)(std::size_t bytes) = nullptr;  // returns NULL instead
 inline void* (*Calloc)(std::size_t nmemb, std::size_t size) = nullptr;
 inline void* (*Realloc)(void* ptr, std::size_t bytes) = nullptr;

@@ -130,8 +130,8 @@ TEST(AgingFilter, ForgedItemCountsBeyondABuffersShareAreRefused) {
   const std::uint64_t count = 501;  // each buffer takes 500 of the 1000-item window
   std::memcpy(bytes.data() + blume::header_size, &count, sizeof count);
   blume_test::fix_checksums(bytes);
-  EXPECT_TRUE(blume_test::mentions(blume_test::message_of<blume::format_error>([&] { (void)blume::from_bytes<aging>(bytes); }),
-                                   "501"));
+  EXPECT_TRUE(blume_test::mentions(
+      blume_test::message_of<blume::format_error>([&] { (void)blume::from_bytes<aging>(bytes); }), "501"));
 }
 
 }  // namespace

@@ -39,8 +39,13 @@ TYPED_TEST_SUITE(ConcurrentInsert, blume_test::filter_types, blume_test::kind_na
 TYPED_TEST(ConcurrentInsert, NoFalseNegativesAfterInsertsFromTwoThreads) {
   constexpr std::uint64_t n = 200'000;
   TypeParam f(n, 0.01);
-  run_together([&] { for (std::uint64_t i = 0; i < n; i += 2) f.insert_concurrent(present_key(i)); },
-               [&] { for (std::uint64_t i = 1; i < n; i += 2) f.insert_concurrent(present_key(i)); });
+  run_together(
+      [&] {
+        for (std::uint64_t i = 0; i < n; i += 2) f.insert_concurrent(present_key(i));
+      },
+      [&] {
+        for (std::uint64_t i = 1; i < n; i += 2) f.insert_concurrent(present_key(i));
+      });
   EXPECT_EQ(f.count_contained(present_keys(n)), n);
   EXPECT_EQ(f.inserted(), n);
 }
@@ -63,7 +68,9 @@ TYPED_TEST(ConcurrentInsert, ConcurrentInsertsSetTheSameBitsAsSequentialInserts)
     auto concurrent = blume_test::small_filter<TypeParam>(round);
     auto sequential = blume_test::small_filter<TypeParam>(round);
     run_together(
-        [&] { for (std::uint64_t i = 0; i < per_thread; ++i) concurrent.insert_concurrent(present_key(first + i)); },
+        [&] {
+          for (std::uint64_t i = 0; i < per_thread; ++i) concurrent.insert_concurrent(present_key(first + i));
+        },
         [&] {
           for (std::uint64_t i = per_thread; i < 2 * per_thread; ++i)
             concurrent.insert_concurrent(present_key(first + i));
@@ -82,7 +89,9 @@ TYPED_TEST(ConcurrentInsert, SingleAndBulkConcurrentInsertsMixWithoutLoss) {
     auto sequential = blume_test::small_filter<TypeParam>(round);
     const auto bulk = present_keys(per_thread, first + per_thread);
     run_together(
-        [&] { for (std::uint64_t i = 0; i < per_thread; ++i) concurrent.insert_concurrent(present_key(first + i)); },
+        [&] {
+          for (std::uint64_t i = 0; i < per_thread; ++i) concurrent.insert_concurrent(present_key(first + i));
+        },
         [&] { concurrent.insert_many_concurrent(bulk); });
     sequential.insert_many(present_keys(2 * per_thread, first));
     ASSERT_TRUE(concurrent == sequential) << "round " << round;

@@ -156,8 +156,12 @@ TEST(CountingFilter, IntersectKeepsTheSmallerCount) {
 
 TEST(CountingFilter, ConcurrentInsertsCountEveryInsertion) {
   counting f(100'000, 0.01);
-  std::thread t1([&] { for (int i = 0; i < 50'000; ++i) f.insert_concurrent("shared"), f.insert_concurrent(present_key(i)); });
-  std::thread t2([&] { for (int i = 50'000; i < 100'000; ++i) f.insert_concurrent("shared"), f.insert_concurrent(present_key(i)); });
+  std::thread t1([&] {
+    for (int i = 0; i < 50'000; ++i) f.insert_concurrent("shared"), f.insert_concurrent(present_key(i));
+  });
+  std::thread t2([&] {
+    for (int i = 50'000; i < 100'000; ++i) f.insert_concurrent("shared"), f.insert_concurrent(present_key(i));
+  });
   t1.join();
   t2.join();
   EXPECT_EQ(f.count("shared"), 15u);
@@ -174,8 +178,8 @@ TEST(CountingFilter, FileRecordsTheCounterWidth) {
   const auto bytes = blume::to_bytes(wide);
   EXPECT_EQ(blume::decode_header(bytes).layout, 8u);
   EXPECT_TRUE(blume::from_bytes<blume::counting_bloom_filter<8>>(bytes) == wide);
-  const std::string message = blume_test::message_of<blume::format_error>(
-      [&] { blume::from_bytes<blume::counting_bloom_filter<4>>(bytes); });
+  const std::string message =
+      blume_test::message_of<blume::format_error>([&] { blume::from_bytes<blume::counting_bloom_filter<4>>(bytes); });
   EXPECT_FALSE(message.empty());
 }
 

@@ -612,13 +612,13 @@ TEST(CuckooFormat, HostileParametersAreRejected) {
       [](blume::file_header& h) { h.secondary = 10; },
       [](blume::file_header& h) { h.layout = 0; },
       [](blume::file_header& h) { h.layout = 256; },
-      [](blume::file_header& h) { h.extra[0] = 0; },                 // more than one sub-filter without growth
+      [](blume::file_header& h) { h.extra[0] = 0; },  // more than one sub-filter without growth
       [](blume::file_header& h) { h.extra[0] = std::uint64_t{1} << 40; },
       [](blume::file_header& h) { h.extra[1] = 70'000; },
       [](blume::file_header& h) { h.extra[2] = 0; },
-      [](blume::file_header& h) { h.extra[2] = 7; },                 // beyond max sub-filters (6)
-      [](blume::file_header& h) { h.extra[2] = h.extra[2] + 1; },    // payload too short for one more
-      [](blume::file_header& h) { h.extra[3] = 65'537; },             // beyond cuckoo_max_filters
+      [](blume::file_header& h) { h.extra[2] = 7; },               // beyond max sub-filters (6)
+      [](blume::file_header& h) { h.extra[2] = h.extra[2] + 1; },  // payload too short for one more
+      [](blume::file_header& h) { h.extra[3] = 65'537; },          // beyond cuckoo_max_filters
       [](blume::file_header& h) { h.extra[4] = 1; },
       [](blume::file_header& h) { h.extra[5] = 1; },
   };

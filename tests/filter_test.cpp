@@ -25,8 +25,8 @@ enum class colour : std::uint8_t { red, green, blue, cyan, magenta, yellow, blac
 enum class ticket : std::int64_t {};
 enum legacy_code : int { legacy_first = 0 };
 
-constexpr std::uint64_t seeds[] = {0, 1, 2, 42, blume::xxh3_hasher::default_seed, 0x8000000000000000ULL,
-                                   0xffffffffffffffffULL};
+constexpr std::uint64_t seeds[] = {
+    0, 1, 2, 42, blume::xxh3_hasher::default_seed, 0x8000000000000000ULL, 0xffffffffffffffffULL};
 constexpr std::uint64_t keys_per_type = 3000;
 
 template <class F>
@@ -86,7 +86,8 @@ TYPED_TEST(FilterBehaviour, OneKeySetsAtMostKBitsAndAtLeastOne) {
     ASSERT_GE(f.set_bits(), 1u) << i;
     ASSERT_LE(f.set_bits(), f.hashes()) << i;
     // Partitioned probes land in distinct slices and split-block probes in distinct words: exactly k bits.
-    if constexpr (TypeParam::kind == blume::partitioned_bloom_filter<>::kind || TypeParam::kind == blume::split_block_bloom_filter<>::kind) {
+    if constexpr (TypeParam::kind == blume::partitioned_bloom_filter<>::kind ||
+                  TypeParam::kind == blume::split_block_bloom_filter<>::kind) {
       ASSERT_EQ(f.set_bits(), f.hashes()) << i;
     }
   }
@@ -143,9 +144,9 @@ TYPED_TEST(FilterBehaviour, NoFalseNegativesForStringKeys) {
     std::vector<std::string> keys;
     for (std::uint64_t i = 0; i < 3 * keys_per_type; ++i) keys.push_back(present_string(i));
     for (std::uint64_t i = 0; i < keys.size(); ++i) {
-      if (i % 3 == 0) f.insert(keys[i]);                     // std::string
-      if (i % 3 == 1) f.insert(std::string_view(keys[i]));   // std::string_view
-      if (i % 3 == 2) f.insert(keys[i].c_str());             // const char*
+      if (i % 3 == 0) f.insert(keys[i]);                    // std::string
+      if (i % 3 == 1) f.insert(std::string_view(keys[i]));  // std::string_view
+      if (i % 3 == 2) f.insert(keys[i].c_str());            // const char*
     }
     for (const std::string& k : keys) {
       ASSERT_TRUE(f.contains(k)) << seed << " " << k;
@@ -194,7 +195,8 @@ TYPED_TEST(FilterBehaviour, NoFalseNegativesForKeysWithKeyBytesCustomisation) {
   for (std::uint64_t seed : seeds) {
     TypeParam f(key_type_plan<TypeParam>(), seed);
     std::vector<app::user> users;
-    for (std::uint64_t i = 0; i < keys_per_type; ++i) users.push_back(app::user{present_string(i), static_cast<int>(i)});
+    for (std::uint64_t i = 0; i < keys_per_type; ++i)
+      users.push_back(app::user{present_string(i), static_cast<int>(i)});
     for (const app::user& u : users) f.insert(u);
     for (const app::user& u : users) {
       ASSERT_TRUE(f.contains(u)) << seed << " " << u.name;
@@ -249,7 +251,8 @@ TYPED_TEST(FilterBehaviour, ContainsManyOverStringsAgreesWithContains) {
   TypeParam f(2000, 0.1);
   std::vector<std::string> keys;
   for (std::uint64_t i = 0; i < 2000; ++i) f.insert(present_string(i));
-  for (std::uint64_t i = 0; i < bulk_setup<TypeParam>::probes; ++i) keys.push_back(i % 2 ? present_string(i / 2) : absent_string(i));
+  for (std::uint64_t i = 0; i < bulk_setup<TypeParam>::probes; ++i)
+    keys.push_back(i % 2 ? present_string(i / 2) : absent_string(i));
   expect_contains_many_agrees(f, keys);
 }
 
@@ -431,9 +434,10 @@ TYPED_TEST(FilterBehaviour, WithGeometryRejectsZeroHashes) {
 }
 
 TYPED_TEST(FilterBehaviour, WithGeometryRejectsMoreHashesThanTheKindAllows) {
-  constexpr std::uint32_t too_many = TypeParam::kind == blume::blocked_bloom_filter<>::kind       ? 33
-                                     : TypeParam::kind == blume::split_block_bloom_filter<>::kind ? 9
-                                                                                          : blume::max_hashes + 1;
+  constexpr std::uint32_t too_many = TypeParam::kind == blume::blocked_bloom_filter<>::kind ? 33
+                                     : TypeParam::kind == blume::split_block_bloom_filter<>::kind
+                                         ? 9
+                                         : blume::max_hashes + 1;
   const std::string message =
       message_of<blume::invalid_argument>([] { TypeParam::with_geometry(512ull * 65 * 9, too_many); });
   EXPECT_TRUE(mentions_number(message, too_many));
@@ -441,8 +445,9 @@ TYPED_TEST(FilterBehaviour, WithGeometryRejectsMoreHashesThanTheKindAllows) {
 
 TYPED_TEST(FilterBehaviour, WithGeometryRejectsMoreBitsThanTheMaximum) {
   const std::uint64_t too_many = blume::max_filter_bits + 512 * 3;  // a multiple of both block sizes
-  const std::string message = message_of<blume::invalid_argument>(
-      [&] { TypeParam::with_geometry(too_many, small_geometry<TypeParam>::hashes); });
+  const std::string message = message_of<blume::invalid_argument>([&] {
+    TypeParam::with_geometry(too_many, small_geometry<TypeParam>::hashes);
+  });
   EXPECT_TRUE(mentions(message, std::to_string(too_many)));
 }
 
@@ -453,7 +458,8 @@ TYPED_TEST(FilterBehaviour, ConstructionRejectsBadPlans) {
 }
 
 TEST(FilterGeometry, BlockedBitCountMustBeAMultipleOf512) {
-  const std::string message = message_of<blume::invalid_argument>([] { blume::blocked_bloom_filter<>::with_geometry(1000, 4); });
+  const std::string message =
+      message_of<blume::invalid_argument>([] { blume::blocked_bloom_filter<>::with_geometry(1000, 4); });
   EXPECT_TRUE(mentions(message, "1000"));
   EXPECT_TRUE(mentions(message, "512"));
 }
@@ -595,8 +601,9 @@ TYPED_TEST(FilterBehaviour, IntersectRejectsIncompatibleFilters) {
   auto a = small_filter<TypeParam>(11);
   EXPECT_TRUE(mentions(message_of<blume::incompatible_filters>([&] { a.intersect(small_filter<TypeParam>(12)); }),
                        "seed"));
-  EXPECT_TRUE(mentions(message_of<blume::incompatible_filters>(
-                           [&] { a.intersect(TypeParam::with_geometry(G::other_bits, G::hashes, 11)); }),
+  EXPECT_TRUE(mentions(message_of<blume::incompatible_filters>([&] {
+                         a.intersect(TypeParam::with_geometry(G::other_bits, G::hashes, 11));
+                       }),
                        "bit count"));
 }
 

@@ -1,17 +1,17 @@
 // The file format (docs/format.md): round trips through bytes, files and mappings; every kind of damage is
 // refused with format_error and never crashes; saving is atomic.
 #include <sys/stat.h>
-#include <unistd.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <thread>
 #include <cstring>
 #include <filesystem>
 #include <limits>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "blume/any_filter.hpp"
@@ -42,9 +42,7 @@ void write_at(bytes& b, std::size_t offset, T v) {
 /// Recomputes the header checksum after a deliberate edit, so that a later check is the one that fails.
 void reseal_header(bytes& b) { write_at<std::uint64_t>(b, 184, XXH64(b.data(), 184, 0)); }
 
-std::span<const std::byte> prefix(const bytes& b, std::size_t length) {
-  return {b.data(), length};
-}
+std::span<const std::byte> prefix(const bytes& b, std::size_t length) { return {b.data(), length}; }
 
 /// A small filter with a few hundred keys, a non-default seed and a distinctive inserted count.
 template <class F>
@@ -215,8 +213,7 @@ TYPED_TEST(Format, TrailingBytesAreRejected) {
   for (std::size_t extra : {1u, 7u, 64u, 4096u}) {
     bytes longer(good.size() + extra);
     std::memcpy(longer.data(), good.data(), good.size());
-    EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<TypeParam>(longer); }), "trailing"))
-        << extra;
+    EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<TypeParam>(longer); }), "trailing")) << extra;
   }
 }
 
@@ -247,10 +244,10 @@ TYPED_TEST(Format, CorruptFileIsRejectedByLoadAndMapFile) {
   damaged.push_back(good);
   damaged.back()[good.size() - 1] ^= std::byte{1};  // payload
   damaged.push_back(good);
-  damaged.back()[33] ^= std::byte{1};  // header: bits
-  damaged.push_back(bytes(good.begin(), good.end() - 1));  // truncated payload
+  damaged.back()[33] ^= std::byte{1};                          // header: bits
+  damaged.push_back(bytes(good.begin(), good.end() - 1));      // truncated payload
   damaged.push_back(bytes(good.begin(), good.begin() + 100));  // truncated header
-  damaged.push_back(bytes());  // empty
+  damaged.push_back(bytes());                                  // empty
   damaged.push_back(good);
   damaged.back().push_back(std::byte{0});  // trailing byte
   for (std::size_t i = 0; i < damaged.size(); ++i) {
@@ -372,35 +369,39 @@ TEST(ForgedHeader, SplitBlockHashCountOtherThanEightIsRejected) {
 TEST(ForgedHeader, UnknownKindIsRejected) {
   blume::file_header h = classic_header(1000, 3);
   h.kind = static_cast<blume::filter_kind>(99);
-  EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(128))); }),
-                       "kind"));
+  EXPECT_TRUE(mentions(
+      message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(128))); }), "kind"));
 }
 
 TEST(ForgedHeader, UnknownHashFunctionIsRejected) {
   blume::file_header h = classic_header(1000, 3);
   h.hash = static_cast<blume::hash_id>(7);
-  EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(128))); }),
-                       "hash"));
+  EXPECT_TRUE(mentions(
+      message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(128))); }), "hash"));
 }
 
 TEST(ForgedHeader, AnotherHashFunctionIsRejectedByAnXxh3Filter) {
   blume::file_header h = classic_header(1000, 3);
   h.hash = blume::hash_id::murmur64a_pair;
-  EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(128))); }),
+  EXPECT_TRUE(mentions(message_of<format_error>([&] {
+                         blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(128)));
+                       }),
                        "hash function"));
 }
 
 TEST(ForgedHeader, BlockSizeNotMatchingTheKindIsRejected) {
   blume::file_header h = classic_header(1024, 3);
   h.layout = 512;
-  EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(128))); }),
-                       "block size"));
+  EXPECT_TRUE(mentions(
+      message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(128))); }), "block size"));
 }
 
 TEST(ForgedHeader, PayloadSizeNotMatchingTheParametersIsRejected) {
   blume::file_header h = classic_header(1000, 3);
   h.payload_size = 256;
-  EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(256))); }),
+  EXPECT_TRUE(mentions(message_of<format_error>([&] {
+                         blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(256)));
+                       }),
                        "payload size"));
 }
 
@@ -437,8 +438,8 @@ TEST(ForgedHeader, ImplausibleDesignRecordsAreRejected) {
                          record{100, std::numeric_limits<double>::quiet_NaN()}}) {
     blume::file_header h = classic_header(1000, 3);
     h.design = {r.items, r.fpr};
-    EXPECT_TRUE(mentions(message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(128))); }),
-                         "design"))
+    EXPECT_TRUE(mentions(
+        message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(128))); }), "design"))
         << r.items << " " << r.fpr;
   }
 }
@@ -492,9 +493,9 @@ TEST(Versions, DesignRecordRoundTrips) {
 
 TEST(Versions, WritersRefuseADesignRecordReadersWouldRefuse) {
   const auto f = sample_filter<blume::bloom_filter<>>();
-  for (const blume::filter_design d : {blume::filter_design{100, 0}, blume::filter_design{0, 0.01},
-                                       blume::filter_design{100, 1.0}, blume::filter_design{100, -0.1},
-                                       blume::filter_design{100, std::numeric_limits<double>::quiet_NaN()}})
+  for (const blume::filter_design d :
+       {blume::filter_design{100, 0}, blume::filter_design{0, 0.01}, blume::filter_design{100, 1.0},
+        blume::filter_design{100, -0.1}, blume::filter_design{100, std::numeric_limits<double>::quiet_NaN()}})
     EXPECT_THROW(blume::to_bytes(f, d), blume::invalid_argument) << d.items << " " << d.fpr;
 }
 
@@ -521,9 +522,10 @@ TEST(Versions, GoldenVersion2File) {
 TEST(ForgedHeader, SetPaddingBitsAreRejected) {
   bytes payload(128);
   payload[1010 / 8] = std::byte{1} << (1010 % 8);  // bit 1010 of a 1000-bit filter
-  EXPECT_TRUE(mentions(
-      message_of<format_error>([&] { blume::from_bytes<blume::bloom_filter<>>(forge(classic_header(1000, 3), payload)); }),
-      "padding"));
+  EXPECT_TRUE(mentions(message_of<format_error>([&] {
+                         blume::from_bytes<blume::bloom_filter<>>(forge(classic_header(1000, 3), payload));
+                       }),
+                       "padding"));
 }
 
 TEST(ForgedHeader, HugeDeclaredSizeIsRefusedBeforeAllocating) {

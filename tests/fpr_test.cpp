@@ -28,9 +28,7 @@ class FalsePositiveRate : public ::testing::Test {
 };
 TYPED_TEST_SUITE(FalsePositiveRate, blume_test::filter_types, blume_test::kind_names);
 
-TYPED_TEST(FalsePositiveRate, MatchesTheModelAtTenPercent) {
-  this->expect_measured_rate_matches_model(0.1, 2'000'000);
-}
+TYPED_TEST(FalsePositiveRate, MatchesTheModelAtTenPercent) { this->expect_measured_rate_matches_model(0.1, 2'000'000); }
 
 TYPED_TEST(FalsePositiveRate, MatchesTheModelAtOnePercent) {
   this->expect_measured_rate_matches_model(0.01, 4'000'000);
@@ -59,7 +57,8 @@ TEST(GoelGuptaBound, HoldsForSmallClassicFilters) {
       hits += f.count_contained(blume_test::absent_key_view(probes_per_filter, seed * probes_per_filter));
     }
     const double measured = static_cast<double>(hits) / static_cast<double>(g.filters * probes_per_filter);
-    const double bound = blume::math::goel_gupta_bound(static_cast<double>(g.items), static_cast<double>(g.bits), g.hashes);
+    const double bound =
+        blume::math::goel_gupta_bound(static_cast<double>(g.items), static_cast<double>(g.bits), g.hashes);
     EXPECT_GE(bound, blume::math::bloom_fpr(static_cast<double>(g.items), static_cast<double>(g.bits), g.hashes));
     EXPECT_LE(measured, bound) << "m=" << g.bits << " n=" << g.items << " k=" << g.hashes;
   }

@@ -35,7 +35,8 @@ blume::any_filter golden_filter(blume::filter_kind kind) {
     for (int i = 0; i < 1000; ++i) values.push_back(static_cast<std::uint64_t>(i % 200));
     return blume::bloomier_filter<>::build(keys, values, 8, 8);
   }
-  if (blume::input_of(kind) == blume::kind_input::included_and_excluded) return blume::cascade_filter::build(keys, golden_keys("golden-absent-", 4000));
+  if (blume::input_of(kind) == blume::kind_input::included_and_excluded)
+    return blume::cascade_filter::build(keys, golden_keys("golden-absent-", 4000));
   if (blume::is_static(kind)) {
     std::vector<std::uint64_t> lows;
     for (const auto& k : keys) lows.push_back(blume::hash_key(blume::xxh3_hasher(), std::string_view(k)).low);
@@ -81,25 +82,25 @@ void expect_golden(blume::filter_kind kind, const golden& expected) {
 TEST(Golden, EveryKindWritesTheseBytes) {
   // By name, so that a kind added to the list without its golden bytes fails here.
   const std::map<std::string, golden, std::less<>> pinned = {
-    {"bloom", {1200u, 0xb6ffa2c9a939e067ull, 0x7b3e942b90346c7bull}},
-    {"partitioned", {1200u, 0x6a5fdf247d0d591cull, 0x491d75c828146afaull}},
-    {"blocked", {1280u, 0x8ed1067e97939bb4ull, 0x081988a1668c2b96ull}},
-    {"split-block", {1344u, 0x93e76093483f5a64ull, 0x38631021719822a1ull}},
-    {"counting", {4800u, 0x81e631d037b71e64ull, 0x9e4ed5f3366d26caull}},
-    {"cuckoo", {1600u, 0x2fb5202c8ac44dcaull, 0xb5085439d5697acaull}},
-    {"quotient", {1392u, 0xdb8a717b547ccfbaull, 0x2495cfd1976eecb1ull}},
-    // Format 2 with the layer table (flag 2) and the aging buffers' geometry in the header: files that lack
-    // them (tests/fixtures/v1, and version 2 before them) still read, through the policy's geometry.
-    {"scalable", {1424u, 0x1e616cabb5c6bb6full, 0x51aabc2118cba095ull}},
-    {"stable", {2400u, 0x488a0ecc697cfcfeull, 0xb01abed41583f7baull}},
-    {"aging", {1568u, 0xfd1f3a07635611b6ull, 0x83276af42bc31afcull}},
-    {"xor8", {1263u, 0xdc3fc240ba68d0d7ull, 0x3ffe768d743f2926ull}},
-    {"xor16", {2526u, 0x7f222eec0adf5b58ull, 0xed3f4117e28317b1ull}},
-    {"fuse8", {1408u, 0x55aea2bba1891ff4ull, 0x733465a7575e23bcull}},
-    {"fuse16", {2816u, 0xb96b66903fcda262ull, 0x3ab79da0ad424909ull}},
-    {"gcs", {1088u, 0xfb4b02173417e9d9ull, 0xdbc6ac19b4ae3963ull}},
-    {"bloomier", {2824u, 0x88e5656363163d71ull, 0x33facbb3dad008fbull}},
-    {"cascade", {1568u, 0xbdeff6ce189a5e5full, 0x7c203f0ac596239eull}},
+      {"bloom", {1200u, 0xb6ffa2c9a939e067ull, 0x7b3e942b90346c7bull}},
+      {"partitioned", {1200u, 0x6a5fdf247d0d591cull, 0x491d75c828146afaull}},
+      {"blocked", {1280u, 0x8ed1067e97939bb4ull, 0x081988a1668c2b96ull}},
+      {"split-block", {1344u, 0x93e76093483f5a64ull, 0x38631021719822a1ull}},
+      {"counting", {4800u, 0x81e631d037b71e64ull, 0x9e4ed5f3366d26caull}},
+      {"cuckoo", {1600u, 0x2fb5202c8ac44dcaull, 0xb5085439d5697acaull}},
+      {"quotient", {1392u, 0xdb8a717b547ccfbaull, 0x2495cfd1976eecb1ull}},
+      // Format 2 with the layer table (flag 2) and the aging buffers' geometry in the header: files that lack
+      // them (tests/fixtures/v1, and version 2 before them) still read, through the policy's geometry.
+      {"scalable", {1424u, 0x1e616cabb5c6bb6full, 0x51aabc2118cba095ull}},
+      {"stable", {2400u, 0x488a0ecc697cfcfeull, 0xb01abed41583f7baull}},
+      {"aging", {1568u, 0xfd1f3a07635611b6ull, 0x83276af42bc31afcull}},
+      {"xor8", {1263u, 0xdc3fc240ba68d0d7ull, 0x3ffe768d743f2926ull}},
+      {"xor16", {2526u, 0x7f222eec0adf5b58ull, 0xed3f4117e28317b1ull}},
+      {"fuse8", {1408u, 0x55aea2bba1891ff4ull, 0x733465a7575e23bcull}},
+      {"fuse16", {2816u, 0xb96b66903fcda262ull, 0x3ab79da0ad424909ull}},
+      {"gcs", {1088u, 0xfb4b02173417e9d9ull, 0xdbc6ac19b4ae3963ull}},
+      {"bloomier", {2824u, 0x88e5656363163d71ull, 0x33facbb3dad008fbull}},
+      {"cascade", {1568u, 0xbdeff6ce189a5e5full, 0x7c203f0ac596239eull}},
   };
   EXPECT_EQ(pinned.size(), blume::kind_count) << "a pinned kind is no longer in the list";
   blume::for_each_kind([&](auto type) {

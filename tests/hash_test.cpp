@@ -167,8 +167,8 @@ TEST(KeyHashing, FilterHashIsHashKeyUnderTheFiltersSeed) {
 }
 
 TEST(RangeReduction, StaysBelowTheRangeForEveryInput) {
-  for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{1000}, std::uint64_t{958'505'838},
-                          blume::max_filter_bits}) {
+  for (std::uint64_t n :
+       {std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{1000}, std::uint64_t{958'505'838}, blume::max_filter_bits}) {
     EXPECT_EQ(blume::reduce(0, n), 0u);
     EXPECT_EQ(blume::reduce(~std::uint64_t{0}, n), n - 1);
     for (std::uint64_t i = 0; i < 10'000; ++i) ASSERT_LT(blume::reduce(blume_test::splitmix64(i), n), n);

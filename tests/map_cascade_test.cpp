@@ -81,15 +81,17 @@ TEST(BloomierFilter, DuplicatesAreMergedOrRefusedNamingTheKeys) {
   const auto map = blume::bloomier_filter<>::build(keys, std::vector<std::uint64_t>{10, 20, 30, 20}, 8);
   EXPECT_EQ(map.inserted(), 3u);
   EXPECT_EQ(*map.find(std::uint64_t{2}), 20u);
-  const std::string message = message_of<blume::invalid_argument>(
-      [&] { blume::bloomier_filter<>::build(keys, std::vector<std::uint64_t>{10, 20, 30, 21}, 8); });
+  const std::string message = message_of<blume::invalid_argument>([&] {
+    blume::bloomier_filter<>::build(keys, std::vector<std::uint64_t>{10, 20, 30, 21}, 8);
+  });
   EXPECT_TRUE(mentions(message, "1") && mentions(message, "3")) << message;
 }
 
 TEST(BloomierFilter, ValuesWiderThanDeclaredAreRefusedNamingTheKeysIndex) {
   const std::vector<std::uint64_t> keys = {1, 2, 3};
-  const std::string message = message_of<blume::invalid_argument>(
-      [&] { blume::bloomier_filter<>::build(keys, std::vector<std::uint64_t>{1, 300, 2}, 8); });
+  const std::string message = message_of<blume::invalid_argument>([&] {
+    blume::bloomier_filter<>::build(keys, std::vector<std::uint64_t>{1, 300, 2}, 8);
+  });
   EXPECT_TRUE(mentions(message, "key 1")) << message;
   EXPECT_THROW(blume::bloomier_filter<>::build(keys, std::vector<std::uint64_t>{1, 2}, 8), blume::invalid_argument);
   EXPECT_THROW(blume::bloomier_filter<>::build(keys, std::vector<std::uint64_t>{1, 2, 3}, 0), blume::invalid_argument);
@@ -105,8 +107,8 @@ TEST(BloomierFilter, AnEmptyMapFindsNothing) {
 }
 
 TEST(CascadeFilter, IsExactOnTheWholeUniverse) {
-  for (auto [nr, ns] : {std::pair<std::size_t, std::size_t>{10'000, 1'000'000}, {200'000, 200'000}, {50'000, 0},
-                        {0, 5'000}}) {
+  for (auto [nr, ns] :
+       {std::pair<std::size_t, std::size_t>{10'000, 1'000'000}, {200'000, 200'000}, {50'000, 0}, {0, 5'000}}) {
     const auto r = present_keys(nr);
     const auto s = absent_keys(ns);
     const auto c = blume::cascade_filter::build(r, s);
@@ -175,13 +177,13 @@ TEST(BloomierFilter, TruncatedCorruptAndForgedFilesAreRejected) {
   EXPECT_THROW(blume::from_bytes<blume::bloomier_filter<>>(flipped), blume::format_error);
 
   const std::vector<std::function<void(blume::file_header&, std::byte*)>> forgeries = {
-      [](blume::file_header& h, std::byte*) { h.layout = 33; },          // value bits
-      [](blume::file_header& h, std::byte*) { h.secondary = 0; },           // check bits
-      [](blume::file_header& h, std::byte*) { h.extra[1] = 3; },         // segment length
-      [](blume::file_header& h, std::byte*) { h.extra[2] = 1ull << 50; },  // segment count
-      [](blume::file_header& h, std::byte*) { h.primary += 8; },            // slots disagree
-      [](blume::file_header& h, std::byte*) { h.inserted = 1ull << 40; },           // more keys than slots
-      [](blume::file_header& h, std::byte*) { h.extra[4] = 1; },         // reserved
+      [](blume::file_header& h, std::byte*) { h.layout = 33; },                           // value bits
+      [](blume::file_header& h, std::byte*) { h.secondary = 0; },                         // check bits
+      [](blume::file_header& h, std::byte*) { h.extra[1] = 3; },                          // segment length
+      [](blume::file_header& h, std::byte*) { h.extra[2] = 1ull << 50; },                 // segment count
+      [](blume::file_header& h, std::byte*) { h.primary += 8; },                          // slots disagree
+      [](blume::file_header& h, std::byte*) { h.inserted = 1ull << 40; },                 // more keys than slots
+      [](blume::file_header& h, std::byte*) { h.extra[4] = 1; },                          // reserved
       [](blume::file_header& h, std::byte* p) { p[h.payload_size - 1] = std::byte{1}; },  // padding bit
   };
   for (std::size_t i = 0; i < forgeries.size(); ++i) {
@@ -225,14 +227,14 @@ TEST(CascadeFilter, TruncatedCorruptAndForgedFilesAreRejected) {
   const std::byte* table = bytes.data() + blume::header_size;
   const std::uint64_t level0_bits = u64_at(table);
   const std::vector<std::function<void(blume::file_header&, std::byte*)>> forgeries = {
-      [](blume::file_header& h, std::byte*) { h.secondary = 65; },        // too many levels
-      [](blume::file_header& h, std::byte*) { h.primary += 1; },          // not whole words
+      [](blume::file_header& h, std::byte*) { h.secondary = 65; },  // too many levels
+      [](blume::file_header& h, std::byte*) { h.primary += 1; },    // not whole words
       [](blume::file_header& h, std::byte*) { h.layout = 1; },
-      [](blume::file_header& h, std::byte*) { h.extra[3] = 9; },       // reserved
-      [](blume::file_header&, std::byte* p) { put_u64(p, 0); },                   // a level of no bits
-      [](blume::file_header&, std::byte* p) { put_u64(p + 8, 65); },              // too many hashes
+      [](blume::file_header& h, std::byte*) { h.extra[3] = 9; },                 // reserved
+      [](blume::file_header&, std::byte* p) { put_u64(p, 0); },                  // a level of no bits
+      [](blume::file_header&, std::byte* p) { put_u64(p + 8, 65); },             // too many hashes
       [=](blume::file_header&, std::byte* p) { put_u64(p, level0_bits + 64); },  // levels disagree with header
-      [=](blume::file_header&, std::byte* p) {                                  // hostile size, no allocation
+      [=](blume::file_header&, std::byte* p) {                                   // hostile size, no allocation
         put_u64(p, std::uint64_t{1} << 40);
       },
   };
@@ -257,7 +259,9 @@ TEST(BloomierPlan, IsTheBuiltMapsSizeAndRate) {
   // 1.125 to 1.25 slots per key of f + v bits (the binary fuse layout needs more at small n).
   EXPECT_GT(plan.bits_per_key(), 18 * 1.125);
   EXPECT_LT(plan.bits_per_key(), 18 * 1.25);
-  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { blume::plan_for(1000, 0.01, blume::bloomier_filter<>::kind); }),
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] {
+                         blume::plan_for(1000, 0.01, blume::bloomier_filter<>::kind);
+                       }),
                        "plan_bloomier"));
   EXPECT_THROW(blume::plan_bloomier(1000, 0.01, 0), blume::invalid_argument);
   EXPECT_THROW(blume::plan_bloomier(1000, 0.01, 33), blume::invalid_argument);
@@ -282,7 +286,9 @@ TEST(CascadePlan, PredictsTheBuiltCascadesSize) {
                 0.1 * static_cast<double>(plan.bytes));
   }
   EXPECT_EQ(blume::plan_cascade(1000, 0).hashes, 1u) << "nothing to exclude: one level";
-  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { blume::plan_for(1000, 0.01, blume::cascade_filter::kind); }),
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] {
+                         blume::plan_for(1000, 0.01, blume::cascade_filter::kind);
+                       }),
                        "plan_cascade"));
   EXPECT_THROW(blume::plan_cascade(0, 10), blume::invalid_argument);
 }

@@ -16,9 +16,7 @@ using blume_test::mentions;
 using blume_test::mentions_number;
 using blume_test::message_of;
 
-double poisson_pmf(double lambda, int j) {
-  return std::exp(-lambda + j * std::log(lambda) - std::lgamma(j + 1.0));
-}
+double poisson_pmf(double lambda, int j) { return std::exp(-lambda + j * std::log(lambda) - std::lgamma(j + 1.0)); }
 
 /// The blocked filter's rate computed another way than plan.hpp does: track the exact distribution of the
 /// number of set bits in one block of B bits as probes are thrown into it (the occupancy distribution),
@@ -73,9 +71,9 @@ TEST(PlanMath, OptimalBitsPerKeyIsLog2OfInverseRateOverLn2) {
 
 TEST(PlanMath, OptimalHashCountIsMOverNTimesLn2Rounded) {
   EXPECT_EQ(math::optimal_hash_count(958'505'838, 1e8), 7u);
-  EXPECT_EQ(math::optimal_hash_count(10, 1), 7u);       // 6.93
-  EXPECT_EQ(math::optimal_hash_count(4.8, 1), 3u);      // 3.33
-  EXPECT_EQ(math::optimal_hash_count(14.4, 1), 10u);    // 9.98
+  EXPECT_EQ(math::optimal_hash_count(10, 1), 7u);     // 6.93
+  EXPECT_EQ(math::optimal_hash_count(4.8, 1), 3u);    // 3.33
+  EXPECT_EQ(math::optimal_hash_count(14.4, 1), 10u);  // 9.98
   EXPECT_NEAR(math::optimal_hashes(10, 1), 10 * std::numbers::ln2, 1e-12);
 }
 
@@ -277,7 +275,9 @@ TEST(Planner, PartitionedPlanUsesTheSmallestSliceThatMeetsTheTarget) {
     EXPECT_LE(p.predicted_fpr, target) << target;
     const double one_bit_smaller_slices = static_cast<double>(p.bits - p.hashes);
     EXPECT_GT(math::partitioned_fpr(n, one_bit_smaller_slices, p.hashes), target) << target;
-    EXPECT_GT(plan_for_bits(1'000'000, p.bits * 98 / 100, blume::partitioned_bloom_filter<>::kind).predicted_fpr, target) << target;
+    EXPECT_GT(plan_for_bits(1'000'000, p.bits * 98 / 100, blume::partitioned_bloom_filter<>::kind).predicted_fpr,
+              target)
+        << target;
   }
 }
 
@@ -288,7 +288,8 @@ TEST(Planner, BlockedPlanMeetsTheTargetWithinTwoPercentOfTheLeastMemory) {
     EXPECT_EQ(p.bytes, p.bits / 8) << target;
     EXPECT_LE(p.predicted_fpr, target) << target;
     // No hash count reaches the target with 2% less memory.
-    EXPECT_GT(plan_for_bits(1'000'000, p.bits * 98 / 100, blume::blocked_bloom_filter<>::kind).predicted_fpr, target) << target;
+    EXPECT_GT(plan_for_bits(1'000'000, p.bits * 98 / 100, blume::blocked_bloom_filter<>::kind).predicted_fpr, target)
+        << target;
   }
 }
 
@@ -298,7 +299,9 @@ TEST(Planner, SplitBlockPlanMeetsTheTargetWithinTwoPercentOfTheLeastMemory) {
     EXPECT_EQ(p.bits % 256, 0u) << target;
     EXPECT_EQ(p.hashes, 8u) << target;
     EXPECT_LE(p.predicted_fpr, target) << target;
-    EXPECT_GT(plan_for_bits(1'000'000, p.bits * 98 / 100, blume::split_block_bloom_filter<>::kind).predicted_fpr, target) << target;
+    EXPECT_GT(plan_for_bits(1'000'000, p.bits * 98 / 100, blume::split_block_bloom_filter<>::kind).predicted_fpr,
+              target)
+        << target;
   }
 }
 
@@ -336,7 +339,9 @@ TEST(Planner, PlanForBitsDoesAtLeastAsWellAsPlanForInTheSameMemory) {
   for (filter_kind kind : blume::all_kinds) {
     for (double target : {0.1, 0.01, 0.001}) {
       // A static kind's rate is fixed by its fingerprints (2^-8 for xor8, fuse8): it refuses lower targets.
-      if (blume::is_static(kind) && target < blume::model_fpr(kind, 1, 1, kind == blume::xor8_filter<>::kind || kind == blume::fuse8_filter<>::kind ? 8 : 16))
+      if (blume::is_static(kind) &&
+          target < blume::model_fpr(kind, 1, 1,
+                                    kind == blume::xor8_filter<>::kind || kind == blume::fuse8_filter<>::kind ? 8 : 16))
         continue;
       const blume::filter_plan forward = plan_for(1'000'000, target, kind);
       const blume::filter_plan inverse = plan_for_bits(1'000'000, forward.bits, kind);
@@ -461,7 +466,9 @@ TEST(PlanInput, PlanForBitsRejectsZeroItems) {
 TEST(PlanInput, PlanForBitsRejectsBudgetsOfZeroOrBeyondTheMaximum) {
   for (filter_kind kind : blume::all_kinds) {
     EXPECT_TRUE(mentions_number(message_of<blume::invalid_argument>([&] { plan_for_bits(1000, 0, kind); }), 0));
-    EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([&] { plan_for_bits(1000, blume::max_filter_bits + 1, kind); }),
+    EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([&] {
+                           plan_for_bits(1000, blume::max_filter_bits + 1, kind);
+                         }),
                          std::to_string(blume::max_filter_bits + 1)));
   }
 }

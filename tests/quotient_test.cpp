@@ -192,7 +192,8 @@ TEST(QuotientFilter, TheFingerprintIsLemiresReductionOverSlotsTimesTwoToTheR) {
 
 TEST(QuotientFilter, PowerOfTwoSlotCountsTakeTheTopBitsOfTheDigest) {
   const quotient f = quotient::with_slots(4096, 9);
-  for (std::uint64_t i = 0; i < 1000; ++i) ASSERT_EQ(fingerprint_of(f, present_key(i)), f.hash(present_key(i)).low >> (64 - 21));
+  for (std::uint64_t i = 0; i < 1000; ++i)
+    ASSERT_EQ(fingerprint_of(f, present_key(i)), f.hash(present_key(i)).low >> (64 - 21));
 }
 
 TEST(QuotientFilter, TheFingerprintRangeMayReachTwoToTheSixtyFour) {
@@ -450,8 +451,12 @@ void check_measured_rate(std::uint64_t slots, std::uint32_t r) {
   EXPECT_NEAR(measured, predicted, blume_test::fpr_tolerance(predicted, probes)) << "r = " << r;
 }
 
-TEST(QuotientFilterRate, MeasuredRateMatchesThePredictionAtOneMillionKeysWithSixBitRemainders) { check_measured_rate(1 << 21, 6); }
-TEST(QuotientFilterRate, MeasuredRateMatchesThePredictionAtOneMillionKeysWithTenBitRemainders) { check_measured_rate(1 << 21, 10); }
+TEST(QuotientFilterRate, MeasuredRateMatchesThePredictionAtOneMillionKeysWithSixBitRemainders) {
+  check_measured_rate(1 << 21, 6);
+}
+TEST(QuotientFilterRate, MeasuredRateMatchesThePredictionAtOneMillionKeysWithTenBitRemainders) {
+  check_measured_rate(1 << 21, 10);
+}
 TEST(QuotientFilterRate, MeasuredRateMatchesThePredictionAtNinetyPercentLoadWithAnOddSlotCount) {
   check_measured_rate(1'111'111, 7);
 }
@@ -513,7 +518,8 @@ TEST(QuotientPlan, PlanForBitsUsesTheBudgetWithAnySlotCount) {
   const blume::filter_plan inverse = blume::plan_for_bits(1'000'000, forward.bits, blume::quotient_filter<>::kind);
   EXPECT_EQ(inverse.bits, forward.bits);
   EXPECT_EQ(inverse.hashes, forward.hashes);
-  const blume::filter_plan roomier = blume::plan_for_bits(1'000'000, forward.bits + 1000, blume::quotient_filter<>::kind);
+  const blume::filter_plan roomier =
+      blume::plan_for_bits(1'000'000, forward.bits + 1000, blume::quotient_filter<>::kind);
   EXPECT_LT(roomier.predicted_fpr, forward.predicted_fpr) << "100 more slots lower the rate";
   EXPECT_LE(roomier.bits, forward.bits + 1000);
 }
@@ -528,14 +534,19 @@ TEST(QuotientPlan, AFilterAtItsPlannedCapacityMeetsItsTarget) {
 // ---- bad parameters ------------------------------------------------------------------------------------
 
 TEST(QuotientInput, BadGeometriesAreRejectedNamingTheValue) {
-  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_slots(1, 8); }), "slot count must be at least 2, got 1"));
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_slots(1, 8); }),
+                       "slot count must be at least 2, got 1"));
   EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_slots(0, 8); }), "got 0"));
-  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_slots(256, 0); }), "remainder bits must be at least 1, got 0"));
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_slots(256, 0); }),
+                       "remainder bits must be at least 1, got 0"));
   EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_slots(256, 33); }), "got 33"));
   // s·2^r must fit in 64 bits: 2^32 + 1 slots of 35 bits are within 2^40 bits, but not with r = 32.
-  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_slots((std::uint64_t{1} << 32) + 1, 32); }), "2^64"));
-  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_slots(std::uint64_t{1} << 38, 26); }), "2^40"));
-  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_slots(~std::uint64_t{0}, 1); }), "2^40"));
+  EXPECT_TRUE(mentions(
+      message_of<blume::invalid_argument>([] { quotient::with_slots((std::uint64_t{1} << 32) + 1, 32); }), "2^64"));
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_slots(std::uint64_t{1} << 38, 26); }),
+                       "2^40"));
+  EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient::with_slots(~std::uint64_t{0}, 1); }),
+                       "2^40"));
 }
 
 TEST(QuotientInput, ZeroCapacityAndRatesOutsideZeroToOneAreRejected) {
@@ -628,8 +639,7 @@ TEST(QuotientFormat, AnOccupiedQuotientWithoutARunIsRejected) {
   f.insert(present_key(key));
   f.insert(present_key(key));
   const auto damaged = with_payload_bit(blume::to_bytes(f), 11 * 7 + 0, true);  // slot 11 claims a run
-  EXPECT_TRUE(mentions(message_of<blume::format_error>([&] { (void)blume::from_bytes<quotient>(damaged); }),
-                       "no run"));
+  EXPECT_TRUE(mentions(message_of<blume::format_error>([&] { (void)blume::from_bytes<quotient>(damaged); }), "no run"));
 }
 
 TEST(QuotientFormat, AWrongFingerprintCountIsRejected) {
@@ -660,7 +670,8 @@ TEST(QuotientFormat, EverySingleBitFlipOfAPayloadIsRejectedOrValid) {
   const auto bytes = blume::to_bytes(sample_filter());
   std::uint64_t accepted = 0, rejected = 0;
   for (std::uint64_t bit = 0; bit < (bytes.size() - blume::header_size) * 8; ++bit) {
-    const auto damaged = with_payload_bit(bytes, bit, !((static_cast<unsigned>(bytes[blume::header_size + bit / 8]) >> (bit % 8)) & 1));
+    const auto damaged =
+        with_payload_bit(bytes, bit, !((static_cast<unsigned>(bytes[blume::header_size + bit / 8]) >> (bit % 8)) & 1));
     try {
       exercise(blume::from_bytes<quotient>(damaged));
       ++accepted;

@@ -126,8 +126,8 @@ TEST(RedisRdbCodec, CuckooRecordAskingFor137GBIsRefusedBeforeAllocating) {
 // record of that many sub-filters loads in well under a second.
 TEST(RedisRdbCodec, CuckooRecordWith65536SubFiltersIsBoundedWork) {
   byte_rdb_writer header;
-  for (std::uint64_t v : {std::uint64_t{65536}, std::uint64_t{1}, std::uint64_t{0}, std::uint64_t{0},
-                          std::uint64_t{1}, std::uint64_t{20}, std::uint64_t{1}})
+  for (std::uint64_t v : {std::uint64_t{65536}, std::uint64_t{1}, std::uint64_t{0}, std::uint64_t{0}, std::uint64_t{1},
+                          std::uint64_t{20}, std::uint64_t{1}})
     header.save_unsigned(v);
   std::string why;
   {  // the header alone: refused as truncated once the data is missing

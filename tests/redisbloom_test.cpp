@@ -20,11 +20,14 @@ using blume_test::message_of;
 
 std::string unhex(std::string_view hex) {
   std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
   return out;
 }
 std::string as_string(std::span<const std::byte> b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
-std::span<const std::byte> as_bytes(const std::string& s) { return std::as_bytes(std::span<const char>(s.data(), s.size())); }
+std::span<const std::byte> as_bytes(const std::string& s) {
+  return std::as_bytes(std::span<const char>(s.data(), s.size()));
+}
 
 /// Every chunk of a SCANDUMP, in iterator order, with the iterator SCANDUMP returns after it.
 std::vector<std::pair<long long, std::string>> scandump(const rb::bloom_value& v) {
@@ -42,7 +45,8 @@ std::vector<std::pair<long long, std::string>> scandump(const rb::bloom_value& v
 const std::string emails_header = unhex(
     "0300000000000000010000000500000002000000280000000000000040010000000000000300000000000000fca9f1d24d62403f2e92f414fca3"
     "2f400b000000140000000000000000");
-const std::string emails_bits = unhex("40082040400091008210061828a00002000500000400040000104000010000000001000000045000");
+const std::string emails_bits =
+    unhex("40082040400091008210061828a00002000500000400040000104000010000000001000000045000");
 
 // BF.RESERVE grow 0.02 4 EXPANSION 3; BF.ADD grow item-0 … item-19
 const std::string grow_header = unhex(
@@ -53,7 +57,9 @@ const std::string grow_header = unhex(
 const std::vector<std::pair<long long, std::string>> grow_chunks = {
     {9, unhex("e831941407628144")},
     {33, unhex("b104062443eb88aec90826a9dd191015890398eae00e8af0")},
-    {89, unhex("0008100108000000010204091000000488002000204080000004000000024080000000000000001000000000200002000000000000600000")}};
+    {89,
+     unhex(
+         "0008100108000000010204091000000488002000204080000004000000024080000000000000001000000000200002000000000000600000")}};
 
 rb::bloom_value grow_filter() {
   rb::bloom_value v = rb::make_bloom(4, 0.02, 3, true);
@@ -67,7 +73,8 @@ TEST(RedisBloomHash, MurmurHash64AGivesEveryPrefixItsOwnHash) {
   const std::string text = "abcdefghijklmnopq";
   EXPECT_EQ(blume::murmur64a("", 0, 0), 0u);
   std::vector<std::uint64_t> seen;
-  for (std::size_t n = 0; n <= text.size(); ++n) seen.push_back(blume::murmur64a(text.data(), n, 0xc6a4a7935bd1e995ULL));
+  for (std::size_t n = 0; n <= text.size(); ++n)
+    seen.push_back(blume::murmur64a(text.data(), n, 0xc6a4a7935bd1e995ULL));
   for (std::size_t i = 0; i < seen.size(); ++i)
     for (std::size_t j = i + 1; j < seen.size(); ++j) EXPECT_NE(seen[i], seen[j]) << i << " " << j;
 }
@@ -108,7 +115,8 @@ TEST(RedisBloomBloom, AGrowingChainEqualsRedisBloomsLayersAndBytes) {
 
 TEST(RedisBloomBloom, RedisBloomsStreamLoadsIntoAnIdenticalFilter) {
   rb::bloom_value v = rb::value_from(rb::decode_header(grow_header));
-  for (const auto& [next, bytes] : grow_chunks) ASSERT_EQ(rb::load_bloom_chunk(v, next, as_bytes(bytes)), rb::chunk_status::ok);
+  for (const auto& [next, bytes] : grow_chunks)
+    ASSERT_EQ(rb::load_bloom_chunk(v, next, as_bytes(bytes)), rb::chunk_status::ok);
   EXPECT_EQ(rb::encode_header(rb::record_of(v)), grow_header);
   EXPECT_EQ(scandump(v), grow_chunks);
   const rb::bloom_value built = grow_filter();
@@ -138,9 +146,10 @@ TEST(RedisBloomBloom, BadChunksAreRefusedInRedisBloomsOrder) {
   const std::string eight(8, 'x');
   EXPECT_EQ(rb::load_bloom_chunk(v, 0, as_bytes(eight)), rb::chunk_status::bad_data);
   EXPECT_EQ(rb::load_bloom_chunk(v, 7, as_bytes(eight)), rb::chunk_status::bad_data);  // iterator < length
-  EXPECT_EQ(rb::load_bloom_chunk(v, 8, as_bytes(eight)), rb::chunk_status::no_layer);   // would start at 0
+  EXPECT_EQ(rb::load_bloom_chunk(v, 8, as_bytes(eight)), rb::chunk_status::no_layer);  // would start at 0
   EXPECT_EQ(rb::load_bloom_chunk(v, 1000, as_bytes(eight)), rb::chunk_status::no_layer);
-  EXPECT_EQ(rb::load_bloom_chunk(v, 13, as_bytes(eight)), rb::chunk_status::too_big);  // bytes 4 … 11 span layers 0 and 1
+  EXPECT_EQ(rb::load_bloom_chunk(v, 13, as_bytes(eight)),
+            rb::chunk_status::too_big);  // bytes 4 … 11 span layers 0 and 1
   EXPECT_EQ(rb::load_bloom_chunk(v, 9, as_bytes(eight)), rb::chunk_status::ok);
 }
 

@@ -48,7 +48,8 @@ TEST(ScalableFilter, LayerGeometryIsRedisBlooms) {
 TEST(ScalableFilter, EachLayerIsSizedForItsShareOfTheRate) {
   const scalable f = filled(1000, 0.01, 10'000);
   for (std::size_t i = 0; i < f.layers().size(); ++i) {
-    const blume::filter_plan plan = blume::plan_for(f.layer_capacity(i), f.layer_fpr(i), blume::partitioned_bloom_filter<>::kind);
+    const blume::filter_plan plan =
+        blume::plan_for(f.layer_capacity(i), f.layer_fpr(i), blume::partitioned_bloom_filter<>::kind);
     EXPECT_EQ(f.layers()[i].bits(), plan.bits) << i;
     EXPECT_EQ(f.layers()[i].hashes(), plan.hashes) << i;
   }
@@ -147,8 +148,8 @@ TEST(ScalableFilter, MergeOfChainsWithTheSameShapeIsTheirUnion) {
   a.merge(b);
   for (std::uint64_t i = 0; i < 1800; ++i) ASSERT_TRUE(a.contains(present_key(i)));
   const scalable grown = filled(1000, 0.01, 5000);
-  EXPECT_TRUE(blume_test::mentions(
-      blume_test::message_of<blume::incompatible_filters>([&] { a.merge(grown); }), "layer counts"));
+  EXPECT_TRUE(blume_test::mentions(blume_test::message_of<blume::incompatible_filters>([&] { a.merge(grown); }),
+                                   "layer counts"));
 }
 
 TEST(ScalableFilter, ClearLeavesOneEmptyLayer) {
@@ -274,8 +275,9 @@ TEST(ScalableFilter, AFileOfManyLayersOpensInLinearTime) {
   p.primary = 1;  // capacity of each layer
   p.secondary = blume::scalable_max_layers;
   p.layout = static_cast<std::uint32_t>(chain::layer_type::kind);
-  p.extra = {std::bit_cast<std::uint64_t>(0.01), std::bit_cast<std::uint64_t>(1.0),
-             std::bit_cast<std::uint64_t>(0.995), 0, blume::scalable_max_layers, 0};
+  p.extra = {std::bit_cast<std::uint64_t>(0.01),  std::bit_cast<std::uint64_t>(1.0),
+             std::bit_cast<std::uint64_t>(0.995), 0,
+             blume::scalable_max_layers,          0};
   blume::file_header h;
   h.kind = blume::scalable_bloom_filter<>::kind;
   h.hash = chain::hasher_type::id;
@@ -284,7 +286,7 @@ TEST(ScalableFilter, AFileOfManyLayersOpensInLinearTime) {
   h.secondary = p.secondary;
   h.layout = p.layout;
   h.extra = p.extra;
-  h.payload_size = chain::payload_size(p, {});  // no layer table: the policy gives the geometry
+  h.payload_size = chain::payload_size(p, {});                        // no layer table: the policy gives the geometry
   std::vector<std::byte> bytes(blume::header_size + h.payload_size);  // every layer empty
   const auto header = blume::encode_header(h);
   std::copy(header.begin(), header.end(), bytes.begin());
@@ -295,7 +297,8 @@ TEST(ScalableFilter, AFileOfManyLayersOpensInLinearTime) {
   const chain f = blume::from_bytes<chain>(bytes);
   const auto took = std::chrono::steady_clock::now() - started;
   std::printf("opened %zu layers (%zu bytes) in %.1f ms, %ju layer specs\n", f.layers().size(), bytes.size(),
-              std::chrono::duration<double, std::milli>(took).count(), static_cast<std::uintmax_t>(counted_layers::specs));
+              std::chrono::duration<double, std::milli>(took).count(),
+              static_cast<std::uintmax_t>(counted_layers::specs));
   EXPECT_EQ(f.layers().size(), blume::scalable_max_layers);
   EXPECT_LE(counted_layers::specs, 4u * blume::scalable_max_layers);
 }

@@ -136,7 +136,7 @@ struct alignas(32) block {
 TEST(SplitBlockFunctions, MaskSetsTheParquetBitInEachWord) {
   // The salts of the Parquet specification (BloomFilter.md, "Technical Approach").
   constexpr std::uint32_t parquet_salt[8] = {0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU,
-                                            0x705495c7U, 0x2df1424bU, 0x9efc4947U, 0x5c6bfb31U};
+                                             0x705495c7U, 0x2df1424bU, 0x9efc4947U, 0x5c6bfb31U};
   std::mt19937_64 rng(1);
   for (int trial = 0; trial < 10'000; ++trial) {
     const auto key = static_cast<std::uint32_t>(rng());
@@ -164,7 +164,8 @@ TEST(SplitBlockFunctions, AtomicAndPlainPortableInsertsSetTheSameBits) {
     if (i % 16 == 0) plain = atomic = block{};
     const auto key = static_cast<std::uint32_t>(rng());
     ASSERT_EQ(detail::split_block_insert_portable<true>(atomic.words, key),
-              detail::split_block_insert_portable<false>(plain.words, key)) << i;
+              detail::split_block_insert_portable<false>(plain.words, key))
+        << i;
     ASSERT_EQ(std::memcmp(plain.words, atomic.words, sizeof plain.words), 0) << i;
   }
 }

@@ -48,9 +48,9 @@ TEST(StableFilter, RecentKeysAreFoundAndOldOnesFade) {
     for (std::uint64_t i = first; i < first + count; ++i) missed += !f.contains(present_key(i));
     return static_cast<double>(missed) / static_cast<double>(count);
   };
-  const double newest = miss_rate(n - 1000, 1000);   // the last 1000 keys
+  const double newest = miss_rate(n - 1000, 1000);     // the last 1000 keys
   const double older = miss_rate(n - 60'000, 10'000);  // 50k–60k keys ago
-  const double oldest = miss_rate(0, 10'000);           // a million keys ago
+  const double oldest = miss_rate(0, 10'000);          // a million keys ago
   EXPECT_LT(newest, 0.001);
   EXPECT_GT(oldest, 0.9);
   EXPECT_LT(newest, older);
@@ -86,10 +86,10 @@ TEST(StableFilter, InsertReportsWhetherTheKeyWasSeen) {
 }
 
 TEST(StableFilter, BadParametersAreRejectedNamingTheValue) {
-  EXPECT_TRUE(blume_test::mentions_number(
-      blume_test::message_of<blume::invalid_argument>([] { stable(1000, 3, 0); }), 0));
-  EXPECT_TRUE(blume_test::mentions(
-      blume_test::message_of<blume::invalid_argument>([] { stable(1000, 3, 5000); }), "5000"));
+  EXPECT_TRUE(blume_test::mentions_number(blume_test::message_of<blume::invalid_argument>([] { stable(1000, 3, 0); }),
+                                          0));
+  EXPECT_TRUE(blume_test::mentions(blume_test::message_of<blume::invalid_argument>([] { stable(1000, 3, 5000); }),
+                                   "5000"));
   EXPECT_THROW(stable(0, 3, 1), blume::invalid_argument);
   EXPECT_THROW(stable(1000, 0, 1), blume::invalid_argument);
   EXPECT_THROW(stable::for_rate(1000, 3, 1.5), blume::invalid_argument);

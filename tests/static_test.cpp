@@ -20,8 +20,9 @@ template <class F>
 class StaticFilter : public ::testing::Test {};
 /// The static kinds built from keys alone (the Golomb-coded set also takes its rate).
 template <class F>
-struct built_from_keys
-    : std::bool_constant<F::is_static && requires(const std::vector<std::uint64_t>& k) { F::build(k); }> {};
+    struct built_from_keys : std::bool_constant < F::is_static&& requires(const std::vector<std::uint64_t>& k) {
+  F::build(k);
+} > {};
 using static_types = blume_test::kinds_where<built_from_keys, blume::filter_types>::type;
 TYPED_TEST_SUITE(StaticFilter, static_types);
 

@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "blume/detail/index_map_range.hpp"
 #include "blume/blume.hpp"
+#include "blume/detail/index_map_range.hpp"
 
 namespace blume_test {
 
@@ -69,9 +69,8 @@ class temp_dir {
     static std::atomic<unsigned> counter{0};
     std::random_device entropy;
     for (;;) {
-      path_ = std::filesystem::temp_directory_path() /
-              ("blume-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" +
-               std::to_string(entropy()));
+      path_ = std::filesystem::temp_directory_path() / ("blume-test-" + std::to_string(::getpid()) + "-" +
+                                                        std::to_string(counter++) + "-" + std::to_string(entropy()));
       if (std::filesystem::create_directory(path_)) break;
     }
   }
@@ -228,8 +227,8 @@ inline ::testing::AssertionResult mentions_number(const std::string& message, do
     char* end = nullptr;
     const double parsed = std::strtod(text + i, &end);
     if (end == text + i) continue;
-    if ((std::isnan(value) && std::isnan(parsed)) ||
-        (parsed == value) || std::fabs(parsed - value) <= 1e-6 * std::fabs(value))
+    if ((std::isnan(value) && std::isnan(parsed)) || (parsed == value) ||
+        std::fabs(parsed - value) <= 1e-6 * std::fabs(value))
       return ::testing::AssertionSuccess();
   }
   return ::testing::AssertionFailure() << "message \"" << message << "\" does not show the value " << value;

@@ -48,19 +48,24 @@ int run_bench(const bench_options& o) {
   for (std::uint64_t i = 0; i < absent.size(); ++i) absent[i] = splitmix64(o.items + i);
   std::printf("n = %llu 64-bit keys, target %s; ns per key, batched calls; %u hardware threads\n\n",
               static_cast<unsigned long long>(o.items), percent(o.fpr).c_str(), std::thread::hardware_concurrency());
-  std::printf("%-12s %9s %11s %12s %12s %12s\n", "kind", "bits/key", "insert ns", "+ lookup ns", "- lookup ns", "measured FPR");
+  std::printf("%-12s %9s %11s %12s %12s %12s\n", "kind", "bits/key", "insert ns", "+ lookup ns", "- lookup ns",
+              "measured FPR");
   using clock = std::chrono::steady_clock;
   const auto ns_per = [](clock::duration d, std::size_t n) {
     return std::chrono::duration<double, std::nano>(d).count() / static_cast<double>(n);
   };
   for (const filter_kind k : kinds) {
     auto start = clock::now();
-    any_filter filter = is_static(k) ? build_static_filter(k, [&] {
-                                         std::vector<std::uint64_t> lows(present.size());
-                                         const xxh3_hasher h;
-                                         for (std::size_t i = 0; i < present.size(); ++i) lows[i] = hash_key(h, present[i]).low;
-                                         return lows;
-                                       }(), o.fpr)
+    any_filter filter = is_static(k) ? build_static_filter(
+                                           k,
+                                           [&] {
+                                             std::vector<std::uint64_t> lows(present.size());
+                                             const xxh3_hasher h;
+                                             for (std::size_t i = 0; i < present.size(); ++i)
+                                               lows[i] = hash_key(h, present[i]).low;
+                                             return lows;
+                                           }(),
+                                           o.fpr)
                                      : make_filter(k, o.items, o.fpr);
     std::visit(
         [&](auto& f) {

@@ -33,7 +33,7 @@ namespace {
 
 struct build_options {
   std::optional<filter_kind> kind;  // unset: the fastest kind that meets the rate
-  std::uint64_t items = 0;  // 0: the keys in the input, counted first
+  std::uint64_t items = 0;          // 0: the keys in the input, counted first
   double fpr = 0.01;
   bool allow_overfill = false;
   bool allow_empty = false;
@@ -42,7 +42,7 @@ struct build_options {
   std::string output;
   key_format format = key_format::lines;
   unsigned threads = 2;
-  bool progress = true;  // shown only on a terminal either way
+  bool progress = true;                     // shown only on a terminal either way
   std::optional<std::uint32_t> value_bits;  // bloomier: unset means the widest value's width
   std::string included, excluded;           // cascade: the two key files
 };
@@ -70,8 +70,8 @@ filter_kind default_kind(std::uint64_t items, double fpr) {
 
 /// A static kind: the keys' digests (8 bytes each) are collected, hashed on every thread, then the filter
 /// is built from all of them.
-any_filter build_static(const build_options& o, filter_kind kind, key_source& source, progress& bar, std::uint64_t& keys,
-                        build_stats& stats) {
+any_filter build_static(const build_options& o, filter_kind kind, key_source& source, progress& bar,
+                        std::uint64_t& keys, build_stats& stats) {
   plan_for(std::max<std::uint64_t>(o.items, 1), o.fpr, kind);  // refuses a target the kind cannot meet
   std::vector<std::uint64_t> lows;
   lows.reserve(o.items);
@@ -139,7 +139,8 @@ any_filter build_bloomier(const build_options& o, std::uint64_t& keys) {
     });
   });
   keys = names.size();
-  const auto value_bits = o.value_bits.value_or(std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::bit_width(widest))));
+  const auto value_bits =
+      o.value_bits.value_or(std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::bit_width(widest))));
   // The rate of an absent key passing is 2^-check bits: the fewest bits that meet --fpr.
   const auto check_bits = static_cast<std::uint32_t>(std::clamp(std::ceil(-std::log2(o.fpr)), 1.0, 32.0));
   return bloomier_filter<>::build(names, values, value_bits, check_bits);
@@ -149,8 +150,7 @@ any_filter build_bloomier(const build_options& o, std::uint64_t& keys) {
 any_filter build_cascade(const build_options& o, std::uint64_t& keys) {
   if (o.included.empty() || o.excluded.empty())
     throw invalid_argument("a cascade needs --included FILE and --excluded FILE (the keys to answer yes and no for)");
-  if (o.input != "-")
-    throw invalid_argument("a cascade reads --included and --excluded, not --input");
+  if (o.input != "-") throw invalid_argument("a cascade reads --included and --excluded, not --input");
   const std::vector<std::string> included = read_keys(o.included, o.format);
   const std::vector<std::string> excluded = read_keys(o.excluded, o.format);
   keys = included.size();
@@ -207,7 +207,8 @@ int run_build(const build_options& options) {
     lock_target(lock, o.output, o.no_wait);
     write_output(filter, o.output, {std::max<std::uint64_t>(stats.keys != 0 ? stats.keys : keys, 1), o.fpr});
     if (::isatty(STDERR_FILENO) != 0 && stats.attempts != 0 && o.output != "-")
-      std::fprintf(stderr, "wrote %s: %s filter, %llu keys (%llu duplicates dropped); %u seed(s) tried, %s of working memory\n",
+      std::fprintf(stderr,
+                   "wrote %s: %s filter, %llu keys (%llu duplicates dropped); %u seed(s) tried, %s of working memory\n",
                    o.output.c_str(), std::string(kind_name(kind)).c_str(), static_cast<unsigned long long>(stats.keys),
                    static_cast<unsigned long long>(stats.duplicates), stats.attempts,
                    human_bytes(static_cast<double>(stats.peak_bytes)).c_str());
@@ -220,28 +221,28 @@ int run_build(const build_options& options) {
         if constexpr (!takes_inserts<F>) {
           throw invalid_argument("a static filter cannot take inserts");
         } else {
-        const unsigned threads = can_insert_concurrently<F> ? std::max(1u, o.threads) : 1u;
-        source.for_each_block([&](std::string_view block) {
-          if (threads == 1) {
-            const auto [k, r] = insert_block(f, block, source.delimiter(), false);
-            keys += k;
-            refused += r;
-          } else {
-            const std::vector<std::string_view> parts = split(block, source.delimiter(), threads);
-            std::vector<std::pair<std::uint64_t, std::uint64_t>> counts(parts.size());
-            std::vector<std::thread> workers;
-            for (std::size_t i = 1; i < parts.size(); ++i)
-              workers.emplace_back([&, i] { counts[i] = insert_block(f, parts[i], source.delimiter(), true); });
-            if (!parts.empty()) counts[0] = insert_block(f, parts[0], source.delimiter(), true);
-            for (std::thread& w : workers) w.join();
-            for (const auto& [k, r] : counts) {
+          const unsigned threads = can_insert_concurrently<F> ? std::max(1u, o.threads) : 1u;
+          source.for_each_block([&](std::string_view block) {
+            if (threads == 1) {
+              const auto [k, r] = insert_block(f, block, source.delimiter(), false);
               keys += k;
               refused += r;
+            } else {
+              const std::vector<std::string_view> parts = split(block, source.delimiter(), threads);
+              std::vector<std::pair<std::uint64_t, std::uint64_t>> counts(parts.size());
+              std::vector<std::thread> workers;
+              for (std::size_t i = 1; i < parts.size(); ++i)
+                workers.emplace_back([&, i] { counts[i] = insert_block(f, parts[i], source.delimiter(), true); });
+              if (!parts.empty()) counts[0] = insert_block(f, parts[0], source.delimiter(), true);
+              for (std::thread& w : workers) w.join();
+              for (const auto& [k, r] : counts) {
+                keys += k;
+                refused += r;
+              }
             }
-          }
-          bytes += block.size();
-          bar.update(keys, bytes);
-        });
+            bytes += block.size();
+            bar.update(keys, bytes);
+          });
         }
       },
       filter);
@@ -278,18 +279,20 @@ void register_build(CLI::App& app, int& status) {
   build->add_option("--fpr", a->fpr, "target false-positive rate (1% or 0.01)")->capture_default_str();
   build->add_option("--kind", a->kind, kinds_help() + " (default: the fastest that meets the rate)");
   build->add_option("--input", opts.input, "key file, or - for standard input")->capture_default_str();
-  build->add_option("--output", opts.output, "filter file to write (atomically), or - for standard output")
-      ->required();
+  build->add_option("--output", opts.output, "filter file to write (atomically), or - for standard output")->required();
   build->add_flag("--allow-overfill", opts.allow_overfill,
                   "keep a filter given more keys than --items (its rate then exceeds --fpr)");
   build->add_flag("--allow-empty", opts.allow_empty, "build a filter from empty input instead of failing");
   build->add_flag("--no-wait", opts.no_wait, "fail at once if another writer holds the output file");
   build->add_option("--format", a->format, "lines or nul")->capture_default_str();
   build->add_option("--threads", opts.threads, "insert threads (bit-array kinds)")
-      ->capture_default_str()->check(CLI::Range(1, 64));
-  build->add_flag("--no-progress", [a](std::int64_t) { a->options.progress = false; }, "no progress line even on a terminal");
-  build->add_option("--value-bits", opts.value_bits,
-                    "bloomier: bits per value, 1-32 (default: the widest value's); input lines are KEY<TAB>VALUE")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  build->add_flag(
+      "--no-progress", [a](std::int64_t) { a->options.progress = false; }, "no progress line even on a terminal");
+  build
+      ->add_option("--value-bits", opts.value_bits,
+                   "bloomier: bits per value, 1-32 (default: the widest value's); input lines are KEY<TAB>VALUE")
       ->check(CLI::Range(1, 32));
   build->footer(
       "Keys, wherever they come from (a file, standard input, the command line): with --format lines one "

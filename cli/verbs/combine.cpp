@@ -46,8 +46,8 @@ int run_combine(const std::vector<std::string>& inputs, const std::string& outpu
             if constexpr (can_merge<F>) {
               f.merge(g);
             } else {
-              throw incompatible_filters("cannot merge " + std::string(F::name) + " filters: " +
-                                         std::string(F::merge_refusal));
+              throw incompatible_filters("cannot merge " + std::string(F::name) +
+                                         " filters: " + std::string(F::merge_refusal));
             }
           } else if constexpr (can_intersect<F>) {
             f.intersect(g);

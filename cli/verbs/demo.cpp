@@ -27,8 +27,8 @@ using synthetic::append_email;
 using synthetic::splitmix64;
 
 struct demo_options {
-  std::uint64_t items = 10'000'000;   // registered addresses in the filter
-  std::uint64_t probes = 1'000'000;   // new sign-ups checked
+  std::uint64_t items = 10'000'000;  // registered addresses in the filter
+  std::uint64_t probes = 1'000'000;  // new sign-ups checked
   double fpr = 0.01;
   filter_kind kind = blume::split_block_bloom_filter<>::kind;
   unsigned threads = 2;
@@ -118,21 +118,22 @@ double build(Filter& filter, std::uint64_t items, unsigned threads) {
 
 template <class Filter>
 int run(Filter filter, const demo_options& o) {
-  std::printf("blume demo: checking sign-ups against registered e-mail addresses.\n"
-              "A Bloom filter answers \"no\" with certainty and \"maybe\" otherwise, so only the \"maybe\"s\n"
-              "need the database query (SELECT ... WHERE email = ?).\n\n");
+  std::printf(
+      "blume demo: checking sign-ups against registered e-mail addresses.\n"
+      "A Bloom filter answers \"no\" with certainty and \"maybe\" otherwise, so only the \"maybe\"s\n"
+      "need the database query (SELECT ... WHERE email = ?).\n\n");
   std::printf("Building a %s filter for %s registered addresses at %.3g%% false positives\n",
               std::string(kind_name(Filter::kind)).c_str(), with_commas(o.items).c_str(), o.fpr * 100);
   const double build_seconds = build(filter, o.items, o.threads);
-  std::printf("  built in %.2f s (%.1f M addresses/s on %u threads)\n\n", build_seconds,
-              o.items / build_seconds / 1e6, o.threads);
+  std::printf("  built in %.2f s (%.1f M addresses/s on %u threads)\n\n", build_seconds, o.items / build_seconds / 1e6,
+              o.threads);
 
   const double filter_bytes = static_cast<double>(filter.size_in_bytes());
   const std::uint64_t sample = std::min<std::uint64_t>(o.items, 1'000'000);
   const double set_bytes = hash_set_bytes_per_key(sample) * static_cast<double>(o.items);
   std::printf("Memory\n");
-  const std::string label = "Bloom filter (" + std::string(kind_name(Filter::kind)) + ", k = " +
-                            std::to_string(filter.hashes()) + ")";
+  const std::string label =
+      "Bloom filter (" + std::string(kind_name(Filter::kind)) + ", k = " + std::to_string(filter.hashes()) + ")";
   std::printf("  %-34s %10s  (%.2f bits per address)\n", label.c_str(), human_bytes(filter_bytes, 1, 1).c_str(),
               filter_bytes * 8 / o.items);
   std::printf("  %-34s %10s  (%.0f bytes per address, measured on %s)\n", "std::unordered_set<std::string>",
@@ -167,8 +168,7 @@ int run(Filter filter, const demo_options& o) {
   const std::uint64_t check = std::min<std::uint64_t>(o.items, 100'000);
   std::uint64_t found = 0;
   std::string email;
-  for (std::uint64_t i = 0; i < check; ++i)
-    found += filter.contains(synthetic_email(splitmix64(i) % o.items, email));
+  for (std::uint64_t i = 0; i < check; ++i) found += filter.contains(synthetic_email(splitmix64(i) % o.items, email));
   std::printf("Checking %s registered addresses: %s answered \"maybe\" (%s false negatives)\n\n",
               with_commas(check).c_str(), with_commas(found).c_str(), with_commas(check - found).c_str());
 
@@ -195,8 +195,9 @@ int run_demo(const demo_options& o) {
 void register_demo(CLI::App& app, int& status) {
   const auto a = std::make_shared<demo_args>();
   CLI::App* demo = app.add_subcommand(
-      "demo", "The sign-up check: build a filter of synthetic registered e-mail addresses, probe new ones, and "
-              "report memory, false positives, speed and database lookups saved");
+      "demo",
+      "The sign-up check: build a filter of synthetic registered e-mail addresses, probe new ones, and "
+      "report memory, false positives, speed and database lookups saved");
   demo->add_option("--items", a->items, "registered addresses in the filter (e.g. 10M, 100M)")->capture_default_str();
   demo->add_option("--probes", a->probes, "new sign-ups to check")->capture_default_str();
   demo->add_option("--fpr", a->fpr, "target false-positive rate (1% or 0.01)")->capture_default_str();

@@ -39,16 +39,17 @@ int run_estimate(const std::string& a_path, const std::string& b_path, bool json
           both = estimate_intersection(x, y);
           jaccard = estimate_jaccard(x, y);
         } else {
-          throw incompatible_filters(
-              "set-size estimates need a bit-array filter (" +
-              kind_names_where([](auto t) { return bit_array_filter<typename decltype(t)::type>; }) + "), not '" +
-              std::string(F::name) + "'");
+          throw incompatible_filters("set-size estimates need a bit-array filter (" + kind_names_where([](auto t) {
+                                       return bit_array_filter<typename decltype(t)::type>;
+                                     }) +
+                                     "), not '" + std::string(F::name) + "'");
         }
       },
       a);
   if (json) {
-    std::printf("{\"a\": %s, \"b\": %s, \"union\": %s, \"intersection\": %s, \"jaccard\": %s}\n", json_number(na).c_str(),
-                json_number(nb).c_str(), json_number(either).c_str(), json_number(both).c_str(), json_number(jaccard).c_str());
+    std::printf("{\"a\": %s, \"b\": %s, \"union\": %s, \"intersection\": %s, \"jaccard\": %s}\n",
+                json_number(na).c_str(), json_number(nb).c_str(), json_number(either).c_str(),
+                json_number(both).c_str(), json_number(jaccard).c_str());
   } else {
     std::printf("A        %s\nB        %s\nA ∪ B    %s\nA ∩ B    %s\nJaccard  %s\n", fixed(na, 0).c_str(),
                 fixed(nb, 0).c_str(), fixed(either, 0).c_str(), fixed(both, 0).c_str(), fixed(jaccard, 4).c_str());

@@ -38,7 +38,9 @@ int run_info(const std::string& file, bool json) {
   const auto add = [&](std::string name, std::string text, std::string json_value) {
     fields.push_back({std::move(name), std::move(text), std::move(json_value)});
   };
-  const auto integer = [&](std::string name, std::uint64_t v) { add(std::move(name), std::to_string(v), std::to_string(v)); };
+  const auto integer = [&](std::string name, std::uint64_t v) {
+    add(std::move(name), std::to_string(v), std::to_string(v));
+  };
   add("kind", std::string(kind_name(h.kind)), json_string(kind_name(h.kind)));
   add("version", std::string("blume ") + BLUME_VERSION, json_string(BLUME_VERSION));
   integer("format version", h.version);
@@ -49,7 +51,8 @@ int run_info(const std::string& file, bool json) {
     add("planned capacity", "not recorded (a version-1 file, or saved without it)", "null");
     add("target FPR", "not recorded", "null");
   }
-  add("hash", h.hash == hash_id::xxh3_128 ? "xxh3-128" : "murmur64a", json_string(h.hash == hash_id::xxh3_128 ? "xxh3-128" : "murmur64a"));
+  add("hash", h.hash == hash_id::xxh3_128 ? "xxh3-128" : "murmur64a",
+      json_string(h.hash == hash_id::xxh3_128 ? "xxh3-128" : "murmur64a"));
   integer("seed", h.seed);
   integer("bits", h.primary);
   integer("hashes", h.secondary);
@@ -59,10 +62,14 @@ int run_info(const std::string& file, bool json) {
       [&](const auto& f) {
         using F = std::decay_t<decltype(f)>;
         // Each kind's own fields, found by the members that report them.
-        if constexpr (requires { f.recall_after(std::uint64_t{}); f.half_forgotten_after(); }) {
+        if constexpr (requires {
+                        f.recall_after(std::uint64_t{});
+                        f.half_forgotten_after();
+                      }) {
           // Recall of a key as old as the planned capacity, and the age at which half are forgotten.
-          const std::uint64_t age = h.design.recorded() ? h.design.items
-                                                        : static_cast<std::uint64_t>(static_cast<double>(f.cells()) / f.hashes());
+          const std::uint64_t age = h.design.recorded()
+                                        ? h.design.items
+                                        : static_cast<std::uint64_t>(static_cast<double>(f.cells()) / f.hashes());
           const double recall = f.recall_after(age);
           add("forgets", "yes: false negatives by design; 'absent' means not seen recently, not never inserted",
               "true");
@@ -71,16 +78,20 @@ int run_info(const std::string& file, bool json) {
               json_number(1 - recall));
           if (const auto half = f.half_forgotten_after())
             add("half forgotten after", std::to_string(*half) + " inserts (model)", std::to_string(*half));
-          else
-            add("half forgotten after", "never (model: no decrements)", "null");
-        } else if constexpr (requires { f.window(); f.window_time(); }) {
+          else add("half forgotten after", "never (model: no decrements)", "null");
+        } else if constexpr (requires {
+                               f.window();
+                               f.window_time();
+                             }) {
           add("forgets", "yes: false negatives by design; 'absent' means not seen recently, not never inserted",
               "true");
           const std::string window = std::to_string(f.window());
-          add("remembers", "every key among the last " + std::to_string(f.window() / 2) + " inserts" +
-                               (f.window_time().count() != 0 ? " and the last " + fixed(f.window_time().count() / 2e9, 3) + " s" : "") +
-                               "; none older than " + window + " inserts" +
-                               (f.window_time().count() != 0 ? " or " + fixed(f.window_time().count() / 1e9, 3) + " s" : ""),
+          add("remembers",
+              "every key among the last " + std::to_string(f.window() / 2) + " inserts" +
+                  (f.window_time().count() != 0 ? " and the last " + fixed(f.window_time().count() / 2e9, 3) + " s"
+                                                : "") +
+                  "; none older than " + window + " inserts" +
+                  (f.window_time().count() != 0 ? " or " + fixed(f.window_time().count() / 1e9, 3) + " s" : ""),
               "{\"always_within_items\": " + std::to_string(f.window() / 2) + ", \"never_after_items\": " + window +
                   ", \"window_seconds\": " + json_number(f.window_time().count() / 1e9) + "}");
         } else {
@@ -104,12 +115,19 @@ int run_info(const std::string& file, bool json) {
             add("estimated count", fixed(f.estimated_count(), 0), json_number(f.estimated_count()));
           if constexpr (requires { f.load_factor(); })
             add("load factor", percent(f.load_factor()), json_number(f.load_factor()));
-          if constexpr (requires { f.value_bits(); f.check_bits(); }) {
+          if constexpr (requires {
+                          f.value_bits();
+                          f.check_bits();
+                        }) {
             add("value bits", std::to_string(f.value_bits()), std::to_string(f.value_bits()));
             add("check bits", std::to_string(f.check_bits()), std::to_string(f.check_bits()));
             add("bits per key", fixed(f.bits_per_key(), 2), json_number(f.bits_per_key()));
           }
-          if constexpr (requires { f.level_count(); f.included(); f.excluded(); }) {
+          if constexpr (requires {
+                          f.level_count();
+                          f.included();
+                          f.excluded();
+                        }) {
             add("included keys", std::to_string(f.included()), std::to_string(f.included()));
             add("excluded keys", std::to_string(f.excluded()), std::to_string(f.excluded()));
             add("levels", std::to_string(f.level_count()), std::to_string(f.level_count()));

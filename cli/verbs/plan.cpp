@@ -61,7 +61,8 @@ int run_plan(const plan_options& o) {
   const double n = static_cast<double>(o.items);
   // The largest filter blume builds: a bigger budget is capped, and says so.
   const bool capped = o.memory_bytes && *o.memory_bytes > max_filter_bits / 8;
-  const std::uint64_t budget_bits = o.memory_bytes ? std::min<std::uint64_t>(*o.memory_bytes, max_filter_bits / 8) * 8 : 0;
+  const std::uint64_t budget_bits = o.memory_bytes ? std::min<std::uint64_t>(*o.memory_bytes, max_filter_bits / 8) * 8
+                                                   : 0;
   std::vector<plan_row> rows;
   double best_rate = 1;
   bool any_useful = false;
@@ -99,8 +100,8 @@ int run_plan(const plan_options& o) {
   if (o.memory_bytes && !any_useful)
     throw invalid_argument("--memory " + human_bytes(static_cast<double>(*o.memory_bytes)) + " cannot hold " +
                            std::to_string(o.items) + " items at any useful rate (" +
-                           fixed(static_cast<double>(budget_bits) / n, 3) + " bits per key; every kind's rate would be " +
-                           percent(useless_rate) + " or more)");
+                           fixed(static_cast<double>(budget_bits) / n, 3) +
+                           " bits per key; every kind's rate would be " + percent(useless_rate) + " or more)");
   const double rate = o.fpr ? *o.fpr : best_rate;
   // A std::unordered_set<std::string>: a 32-byte string object and an 8-byte hash in a node, malloc's
   // 16-byte chunk header, a bucket pointer, and the key's own heap block once it outgrows the string's
@@ -113,8 +114,8 @@ int run_plan(const plan_options& o) {
     std::string out = "{\"items\": " + std::to_string(o.items);
     if (o.fpr) out += ", \"fpr\": " + json_number(*o.fpr);
     if (o.memory_bytes)
-      out += ", \"memory_bytes\": " + std::to_string(*o.memory_bytes) + ", \"capped_to_bytes\": " +
-             (capped ? std::to_string(budget_bits / 8) : std::string("null"));
+      out += ", \"memory_bytes\": " + std::to_string(*o.memory_bytes) +
+             ", \"capped_to_bytes\": " + (capped ? std::to_string(budget_bits / 8) : std::string("null"));
     if (o.excluded) out += ", \"excluded\": " + std::to_string(*o.excluded);
     out += ", \"kinds\": [";
     for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -123,9 +124,9 @@ int run_plan(const plan_options& o) {
       if (r.plan) {
         const bool exact = input_of(r.kind) == kind_input::included_and_excluded;
         out += ", \"bits\": " + std::to_string(r.plan->bits) + ", \"bytes\": " + std::to_string(r.plan->bytes) +
-               ", \"hashes\": " + std::to_string(r.plan->hashes) + ", \"bits_per_key\": " +
-               json_number(r.plan->bits_per_key()) + ", \"predicted_fpr\": " +
-               (exact ? std::string("0") : json_number(r.plan->predicted_fpr));
+               ", \"hashes\": " + std::to_string(r.plan->hashes) +
+               ", \"bits_per_key\": " + json_number(r.plan->bits_per_key()) +
+               ", \"predicted_fpr\": " + (exact ? std::string("0") : json_number(r.plan->predicted_fpr));
       } else {
         out += ", \"error\": " + json_string(r.problem);
       }
@@ -133,8 +134,8 @@ int run_plan(const plan_options& o) {
     }
     out += "]";
     if (compare)
-      out += ", \"hash_set_bytes\": " + json_number(set_bytes) + ", \"minimum_bits_per_key\": " +
-             json_number(std::log2(1 / rate));
+      out += ", \"hash_set_bytes\": " + json_number(set_bytes) +
+             ", \"minimum_bits_per_key\": " + json_number(std::log2(1 / rate));
     std::printf("%s}\n", out.c_str());
     return 0;
   }
@@ -144,7 +145,8 @@ int run_plan(const plan_options& o) {
                 human_bytes(static_cast<double>(budget_bits / 8)).c_str(),
                 fixed(static_cast<double>(budget_bits) / n, 2).c_str(),
                 capped ? (", capped from " + human_bytes(static_cast<double>(*o.memory_bytes)) +
-                          ": the largest filter blume builds").c_str()
+                          ": the largest filter blume builds")
+                             .c_str()
                        : "");
   } else if (o.fpr) {
     std::printf("%llu items at a false-positive rate of %s:\n\n", static_cast<unsigned long long>(o.items),
@@ -194,7 +196,8 @@ plan_options to_options(const plan_args& a, const CLI::App& plan) {
     throw invalid_argument("give either --fpr or --memory");
   if (o.kind && input_of(*o.kind) == kind_input::keys_with_values && !o.value_bits)
     throw invalid_argument("--kind bloomier: give the values' width with --value-bits");
-  if (cascade_only && !o.excluded) throw invalid_argument("--kind cascade: give the excluded set's size with --excluded");
+  if (cascade_only && !o.excluded)
+    throw invalid_argument("--kind cascade: give the excluded set's size with --excluded");
   o.key_bytes = parse_count(a.key_bytes, "--key-bytes", 1e6);
   o.json = a.json;
   return o;
@@ -209,7 +212,8 @@ void register_plan(CLI::App& app, int& status) {
   plan->add_option("--fpr", a->fpr, "target false-positive rate (1% or 0.01)");
   plan->add_option("--memory", a->memory, "memory budget instead of a rate (e.g. 120MiB): what FPR it gives");
   plan->add_option("--kind", a->kind, kinds_help() + " (default: every kind)");
-  plan->add_option("--key-bytes", a->key_bytes, "average key length, for the hash-set comparison")->capture_default_str();
+  plan->add_option("--key-bytes", a->key_bytes, "average key length, for the hash-set comparison")
+      ->capture_default_str();
   plan->add_option("--value-bits", a->value_bits, "bloomier: bits per value (1-32); adds the bloomier row");
   plan->add_option("--excluded", a->excluded,
                    "cascade: keys of the excluded set (--items is the included set); adds the cascade row");

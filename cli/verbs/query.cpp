@@ -64,8 +64,9 @@ int run_query(const query_options& o) {
 void register_query(CLI::App& app, int& status) {
   const auto a = std::make_shared<key_args>();
   CLI::App* query = app.add_subcommand(
-      "query", "Answer KEY<tab>maybe or KEY<tab>no for each key (arguments or stdin); stable and aging filters "
-               "answer KEY<tab>absent for keys not seen recently (they forget by design)");
+      "query",
+      "Answer KEY<tab>maybe or KEY<tab>no for each key (arguments or stdin); stable and aging filters "
+      "answer KEY<tab>absent for keys not seen recently (they forget by design)");
   add_key_options(*query, *a);
   query->add_flag("--quiet,-q", a->options.quiet,
                   "print nothing; exit 0 if every key may be present, 1 if one is certainly absent (for stable "

@@ -21,12 +21,12 @@
 #include <span>
 #include <string>
 
-#include "blume/split_block_bloom_filter.hpp"
 #include "blume/detail/key_interface.hpp"
 #include "blume/error.hpp"
 #include "blume/parameters.hpp"
 #include "blume/plan.hpp"
 #include "blume/serialization.hpp"
+#include "blume/split_block_bloom_filter.hpp"
 
 namespace blume {
 
@@ -78,7 +78,8 @@ class aging_bloom_filter : public detail::key_interface<aging_bloom_filter<Buffe
       : window_(window), fpr_(fpr), window_time_(window_time),
         buffers_{make_buffer(window, fpr, seed), make_buffer(window, fpr, seed)} {
     if (window_time.count() < 0)
-      throw invalid_argument("aging filter: window time must not be negative, got " + std::to_string(window_time.count()) + " ns");
+      throw invalid_argument("aging filter: window time must not be negative, got " +
+                             std::to_string(window_time.count()) + " ns");
     set_start(0, now);
     set_start(1, now);
   }
@@ -149,7 +150,8 @@ class aging_bloom_filter : public detail::key_interface<aging_bloom_filter<Buffe
 
   friend bool operator==(const aging_bloom_filter& a, const aging_bloom_filter& b) noexcept {
     return a.window_ == b.window_ && a.fpr_ == b.fpr_ && a.window_time_ == b.window_time_ && a.active_ == b.active_ &&
-           std::equal(a.meta_, a.meta_ + 4, b.meta_) && a.buffers_[0] == b.buffers_[0] && a.buffers_[1] == b.buffers_[1];
+           std::equal(a.meta_, a.meta_ + 4, b.meta_) && a.buffers_[0] == b.buffers_[0] &&
+           a.buffers_[1] == b.buffers_[1];
   }
 
   // ---- serialization hooks (format.hpp): bits = window items, hashes = active buffer (0/1),
@@ -162,8 +164,12 @@ class aging_bloom_filter : public detail::key_interface<aging_bloom_filter<Buffe
     p.primary = window_;
     p.secondary = static_cast<std::uint32_t>(active_);
     p.layout = static_cast<std::uint32_t>(Buffer::kind);
-    p.extra = {std::bit_cast<std::uint64_t>(fpr_), static_cast<std::uint64_t>(window_time_.count()),
-               buffers_[0].bits(), buffers_[0].hashes(), 0, 0};
+    p.extra = {std::bit_cast<std::uint64_t>(fpr_),
+               static_cast<std::uint64_t>(window_time_.count()),
+               buffers_[0].bits(),
+               buffers_[0].hashes(),
+               0,
+               0};
     return p;
   }
   template <class Fn>
@@ -204,20 +210,25 @@ class aging_bloom_filter : public detail::key_interface<aging_bloom_filter<Buffe
         window_time_(static_cast<std::int64_t>(p.extra[1])), buffers_{std::move(b0), std::move(b1)} {}
 
   static Buffer make_buffer(std::uint64_t window, double fpr, std::uint64_t seed) {
-    if (window < 2) throw invalid_argument("aging filter: the window must hold at least 2 items, got " + std::to_string(window));
+    if (window < 2)
+      throw invalid_argument("aging filter: the window must hold at least 2 items, got " + std::to_string(window));
     return Buffer((window + 1) / 2, fpr / 2, seed);
   }
   static void check_parameters(const filter_parameters& p) {
     if (p.layout != static_cast<std::uint32_t>(Buffer::kind))
-      throw invalid_argument("aging filter: buffer kind " + std::to_string(p.layout) + " is not " + std::string(Buffer::name));
-    if (p.secondary > 1) throw invalid_argument("aging filter: active buffer " + std::to_string(p.secondary) + " is not 0 or 1");
-    if (p.extra[1] > static_cast<std::uint64_t>(INT64_MAX)) throw invalid_argument("aging filter: window time out of range");
+      throw invalid_argument("aging filter: buffer kind " + std::to_string(p.layout) + " is not " +
+                             std::string(Buffer::name));
+    if (p.secondary > 1)
+      throw invalid_argument("aging filter: active buffer " + std::to_string(p.secondary) + " is not 0 or 1");
+    if (p.extra[1] > static_cast<std::uint64_t>(INT64_MAX))
+      throw invalid_argument("aging filter: window time out of range");
     if ((p.extra[2] == 0) != (p.extra[3] == 0) || p.extra[3] > UINT32_MAX)
       throw invalid_argument("aging filter: buffer geometry " + std::to_string(p.extra[2]) + " bits, " +
                              std::to_string(p.extra[3]) + " hashes is not possible");
     for (std::size_t i = 4; i < p.extra.size(); ++i)
       if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
-    if (p.primary < 2) throw invalid_argument("aging filter: the window must hold at least 2 items, got " + std::to_string(p.primary));
+    if (p.primary < 2)
+      throw invalid_argument("aging filter: the window must hold at least 2 items, got " + std::to_string(p.primary));
     detail::check_plan_inputs(p.primary, std::bit_cast<double>(p.extra[0]));
   }
   static filter_parameters buffer_parameters(const filter_parameters& p) {
@@ -237,8 +248,8 @@ class aging_bloom_filter : public detail::key_interface<aging_bloom_filter<Buffe
   std::uint64_t share() const noexcept { return (window_ + 1) / 2; }
 
   void set_start(int b, time_point t) noexcept {
-    meta_[2 + b] = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+    meta_[2 + b] =
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
   }
 
   /// Nanoseconds from buffer b's start to `now`, saturated at the int64 range: a start read from a file

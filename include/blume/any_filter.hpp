@@ -55,8 +55,9 @@ inline any_filter build_static_filter(filter_kind kind, std::vector<std::uint64_
       built.emplace(F::from_digest_lows(std::move(digest_lows), fpr, stats));
     } else if constexpr (F::input != kind_input::keys) {
       throw invalid_argument("a " + std::string(F::name) + " filter takes its own inputs (" +
-                             (F::input == kind_input::keys_with_values ? "keys with values: bloomier_filter::build"
-                                                                       : "included and excluded keys: cascade_filter::build") +
+                             (F::input == kind_input::keys_with_values
+                                  ? "keys with values: bloomier_filter::build"
+                                  : "included and excluded keys: cascade_filter::build") +
                              "), not one key set");
     } else {
       throw invalid_argument("'" + std::string(F::name) + "' is not a static kind");
@@ -87,7 +88,8 @@ inline any_filter filter_from_bytes(std::span<const std::byte> bytes) {
 /// Opens a filter file of any kind through a private mapping (see map_file): its header says which. All
 /// of map_file's checks apply; `verify::full` also checks the payload checksum. The file is opened once,
 /// so `header` (when given) describes the very file the filter came from, even while writers replace it.
-inline any_filter open_filter(const std::filesystem::path& path, verify v = verify::full, file_header* header = nullptr) {
+inline any_filter open_filter(const std::filesystem::path& path, verify v = verify::full,
+                              file_header* header = nullptr) {
   detail::mapped_file file(path);
   if (header != nullptr) *header = file.header;
   return detail::make_as(file.header.kind,

@@ -36,15 +36,16 @@
 #include "blume/kind.hpp"
 #include "blume/parameters.hpp"
 #include "blume/plan.hpp"
-#include "blume/storage.hpp"
 #include "blume/serialization.hpp"
+#include "blume/storage.hpp"
 
 namespace blume {
 
 /// Where a layout puts a digest's probes, what memory it needs, and its kind's model: the contract
 /// between basic_bloom_filter and its layouts.
 template <class L>
-concept bloom_layout = kind_model<L> && std::copy_constructible<L> &&
+concept bloom_layout =
+    kind_model<L> && std::copy_constructible<L> &&
     requires(const L& l, typename L::word_type* w, const typename L::word_type* cw, digest d, double x) {
       { L::block_bits } -> std::convertible_to<std::uint32_t>;  // the header's layout field
       L(std::uint64_t{}, std::uint32_t{});                      // validates the geometry
@@ -135,8 +136,8 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
   }
   static std::uint64_t payload_size(const filter_parameters& p) {
     if (p.layout != Layout::block_bits)
-      throw invalid_argument("block size " + std::to_string(p.layout) + " does not match a " +
-                             std::string(name) + " filter (" + std::to_string(Layout::block_bits) + ")");
+      throw invalid_argument("block size " + std::to_string(p.layout) + " does not match a " + std::string(name) +
+                             " filter (" + std::to_string(Layout::block_bits) + ")");
     for (std::uint64_t x : p.extra)
       if (x != 0) throw invalid_argument("reserved header bytes are not zero");
     return Layout(p.primary, p.secondary).storage_bytes();
@@ -196,13 +197,15 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
     requires std::output_iterator<Out, bool>
   std::size_t contains_many(const R& keys, Out out) const {
     std::size_t hits = 0;
-    pipelined(keys, [&](const digest& d) { layout_.prefetch(words(), d); }, [&](std::span<const digest> batch) {
-      contains_batch(batch, [&](bool hit) {
-        hits += hit;
-        *out = hit;
-        ++out;
-      });
-    });
+    pipelined(
+        keys, [&](const digest& d) { layout_.prefetch(words(), d); },
+        [&](std::span<const digest> batch) {
+          contains_batch(batch, [&](bool hit) {
+            hits += hit;
+            *out = hit;
+            ++out;
+          });
+        });
     return hits;
   }
 
@@ -210,9 +213,9 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
   template <std::ranges::input_range R>
   std::size_t count_contained(const R& keys) const noexcept {
     std::size_t hits = 0;
-    pipelined(keys, [&](const digest& d) { layout_.prefetch(words(), d); }, [&](std::span<const digest> batch) {
-      contains_batch(batch, [&](bool hit) { hits += hit; });
-    });
+    pipelined(
+        keys, [&](const digest& d) { layout_.prefetch(words(), d); },
+        [&](std::span<const digest> batch) { contains_batch(batch, [&](bool hit) { hits += hit; }); });
     return hits;
   }
 
@@ -355,9 +358,7 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
 
   word_type* words() noexcept { return reinterpret_cast<word_type*>(storage_.data()); }
   const word_type* words() const noexcept { return reinterpret_cast<const word_type*>(storage_.data()); }
-  std::span<const word_type> word_span() const noexcept {
-    return {words(), storage_.size() / sizeof(word_type)};
-  }
+  std::span<const word_type> word_span() const noexcept { return {words(), storage_.size() / sizeof(word_type)}; }
 
   template <class Op>
   void combine(const basic_bloom_filter& other, Op op) noexcept {
@@ -369,7 +370,8 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
 
   template <class R, class Prefetch, class Use>
   void pipelined(const R& items, Prefetch&& prefetch, Use&& use) const {
-    detail::pipelined(items, [this](const auto& k) { return this->hash(k); }, prefetch, use);
+    detail::pipelined(
+        items, [this](const auto& k) { return this->hash(k); }, prefetch, use);
   }
 
   /// Answers for a batch of digests, through the layout's own batch loop when it has one (so a SIMD
@@ -386,11 +388,12 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
   template <bool Atomic, class R>
   void insert_batched(const R& keys) noexcept {
     std::uint64_t count = 0;
-    pipelined(keys, [&](const digest& d) { layout_.prefetch_for_write(words(), d); },
-              [&](std::span<const digest> batch) {
-      for (const digest& d : batch) layout_.template insert<Atomic>(words(), d);
-      count += batch.size();
-    });
+    pipelined(
+        keys, [&](const digest& d) { layout_.prefetch_for_write(words(), d); },
+        [&](std::span<const digest> batch) {
+          for (const digest& d : batch) layout_.template insert<Atomic>(words(), d);
+          count += batch.size();
+        });
     if constexpr (Atomic) {
       std::atomic_ref<std::uint64_t>(inserted_).fetch_add(count, std::memory_order_relaxed);
     } else {

@@ -90,7 +90,8 @@ class blocked_layout {
     std::uint64_t source = d.low;
     for (std::uint32_t done = 0; done < hashes_; done += 7) {
       std::uint64_t fields = source;
-      for (std::uint32_t i = done; i < hashes_ && i < done + 7; ++i, fields >>= 9) fn(static_cast<unsigned>(fields & 511));
+      for (std::uint32_t i = done; i < hashes_ && i < done + 7; ++i, fields >>= 9)
+        fn(static_cast<unsigned>(fields & 511));
       source = (source ^ (source >> 32)) * 0x9e3779b97f4a7c15ULL;  // remix for the next seven
       source ^= source >> 29;
     }

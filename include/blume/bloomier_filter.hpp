@@ -25,9 +25,9 @@
 #include "blume/kind.hpp"
 #include "blume/parameters.hpp"
 #include "blume/plan.hpp"
+#include "blume/serialization.hpp"
 #include "blume/storage.hpp"
 #include "blume/xor_filter.hpp"
-#include "blume/serialization.hpp"
 
 namespace blume {
 
@@ -52,7 +52,9 @@ class bloomier_filter : public detail::key_interface<bloomier_filter<Hasher>> {
   // The planner's model: m = slots·(f + v) bits, k = f check bits; an absent key passes the check with
   // probability 2^−f.
   static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return (bits + 7) / 8; }
-  static double model_fpr(double /*n*/, double /*m*/, double k) noexcept { return std::ldexp(1.0, -static_cast<int>(k)); }
+  static double model_fpr(double /*n*/, double /*m*/, double k) noexcept {
+    return std::ldexp(1.0, -static_cast<int>(k));
+  }
   /// See detail::plan_bloomier.
   static filter_plan plan(std::uint64_t items, double fpr, std::uint32_t value_bits) {
     return detail::plan_bloomier<bloomier_filter>(items, fpr, value_bits);
@@ -86,8 +88,8 @@ class bloomier_filter : public detail::key_interface<bloomier_filter<Hasher>> {
       if (v == v_end) throw invalid_argument("Bloomier filter: fewer values than keys");
       const auto value = static_cast<std::uint64_t>(*v);
       if (value >> value_bits != 0)
-        throw invalid_argument("Bloomier filter: the value of key " + std::to_string(index) + " (" + std::to_string(value) +
-                               ") does not fit in " + std::to_string(value_bits) + " bits");
+        throw invalid_argument("Bloomier filter: the value of key " + std::to_string(index) + " (" +
+                               std::to_string(value) + ") does not fit in " + std::to_string(value_bits) + " bits");
       entries.push_back({hash_key(hasher, k).low, value, index});
       ++v;
       ++index;
@@ -134,7 +136,8 @@ class bloomier_filter : public detail::key_interface<bloomier_filter<Hasher>> {
       if (!peeled) continue;
       return f;
     }
-    throw invalid_argument("Bloomier filter: construction did not succeed with " + std::to_string(max_attempts) + " seeds");
+    throw invalid_argument("Bloomier filter: construction did not succeed with " + std::to_string(max_attempts) +
+                           " seeds");
   }
 
   /// The key's value, or nothing when it is absent (a false "present" with probability 2^−check_bits).
@@ -179,7 +182,9 @@ class bloomier_filter : public detail::key_interface<bloomier_filter<Hasher>> {
   void for_each_payload_segment(Fn&& fn) const {
     fn(std::span<const std::byte>(storage_.data(), storage_.size()));
   }
-  static std::uint64_t payload_size(const filter_parameters& p) { return (geometry_of(p).slots * (p.secondary + p.layout) + 7) / 8 + 8; }
+  static std::uint64_t payload_size(const filter_parameters& p) {
+    return (geometry_of(p).slots * (p.secondary + p.layout) + 7) / 8 + 8;
+  }
   static bloomier_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
                                       byte_storage payload) {
     fuse_geometry g;
@@ -233,7 +238,9 @@ class bloomier_filter : public detail::key_interface<bloomier_filter<Hasher>> {
     const std::uint64_t x = h ^ (h >> 32);
     return check_bits_ == 64 ? x : x & ((std::uint64_t{1} << check_bits_) - 1);
   }
-  std::uint64_t word_of(std::uint64_t h, std::uint64_t value) const noexcept { return (check_of(h) << value_bits_) | value; }
+  std::uint64_t word_of(std::uint64_t h, std::uint64_t value) const noexcept {
+    return (check_of(h) << value_bits_) | value;
+  }
 
   // Slot s occupies bits [s·w, s·w + w) of the storage read as a little-endian bit string; w ≤ 64, so a
   // slot spans at most 9 bytes: two 64-bit loads when it straddles.

@@ -144,12 +144,14 @@ class cascade_filter : public detail::key_interface<cascade_filter> {
   }
   static std::uint64_t payload_size(const filter_parameters& p) {
     if (p.secondary > max_levels)
-      throw invalid_argument("cascade of " + std::to_string(p.secondary) + " levels exceeds " + std::to_string(max_levels));
+      throw invalid_argument("cascade of " + std::to_string(p.secondary) + " levels exceeds " +
+                             std::to_string(max_levels));
     if (p.layout != 0) throw invalid_argument("layout " + std::to_string(p.layout) + " is not 0");
     for (std::size_t i = 1; i < p.extra.size(); ++i)
       if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
     if (p.primary % 64 != 0 || p.primary > max_filter_bits * max_levels)
-      throw invalid_argument("storage bits " + std::to_string(p.primary) + " are not whole words of a possible cascade");
+      throw invalid_argument("storage bits " + std::to_string(p.primary) +
+                             " are not whole words of a possible cascade");
     if ((p.secondary == 0) != (p.primary == 0)) throw invalid_argument("storage bits do not match the level count");
     return 24 * static_cast<std::uint64_t>(p.secondary) + p.primary / 8;
   }

@@ -50,7 +50,9 @@ class counting_layout {
   std::uint32_t hashes() const noexcept { return hashes_; }
   /// Payload bits in use; the rest of the last word is zero.
   std::uint64_t payload_bits() const noexcept { return counters_ * W; }
-  std::size_t storage_bytes() const noexcept { return static_cast<std::size_t>(detail::packed_cells<W>::bytes_for(counters_)); }
+  std::size_t storage_bytes() const noexcept {
+    return static_cast<std::size_t>(detail::packed_cells<W>::bytes_for(counters_));
+  }
 
   static std::uint64_t counter(const word_type* words, std::uint64_t i) noexcept { return cells::get(words, i); }
 

@@ -43,8 +43,8 @@
 #include "blume/kind.hpp"
 #include "blume/parameters.hpp"
 #include "blume/plan.hpp"
-#include "blume/storage.hpp"
 #include "blume/serialization.hpp"
+#include "blume/storage.hpp"
 
 namespace blume {
 
@@ -216,7 +216,6 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   }
 
  public:
-
   /// Removes one copy of the key's fingerprint (from the newest sub-filter holding one). Returns false,
   /// changing nothing, when no copy is stored. Erase only keys you inserted: erasing a false positive
   /// removes another key's fingerprint, and that key becomes a false negative.
@@ -259,9 +258,11 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   template <std::ranges::input_range R>
   std::size_t insert_many(const R& keys) {
     std::size_t stored = 0;
-    pipelined(keys, [&](const digest& d) { prefetch(d, true); }, [&](std::span<const digest> batch) {
-      for (const digest& d : batch) stored += insert(d);
-    });
+    pipelined(
+        keys, [&](const digest& d) { prefetch(d, true); },
+        [&](std::span<const digest> batch) {
+          for (const digest& d : batch) stored += insert(d);
+        });
     return stored;
   }
 
@@ -281,14 +282,16 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
       });
       return hits;
     }
-    pipelined(keys, [&](const digest& d) { prefetch(d, false); }, [&](std::span<const digest> batch) {
-      for (const digest& d : batch) {
-        const bool hit = contains(d);
-        hits += hit;
-        *out = hit;
-        ++out;
-      }
-    });
+    pipelined(
+        keys, [&](const digest& d) { prefetch(d, false); },
+        [&](std::span<const digest> batch) {
+          for (const digest& d : batch) {
+            const bool hit = contains(d);
+            hits += hit;
+            *out = hit;
+            ++out;
+          }
+        });
     return hits;
   }
 
@@ -304,9 +307,11 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
       });
       return hits;
     }
-    pipelined(keys, [&](const digest& d) { prefetch(d, false); }, [&](std::span<const digest> batch) {
-      for (const digest& d : batch) hits += contains(d);
-    });
+    pipelined(
+        keys, [&](const digest& d) { prefetch(d, false); },
+        [&](std::span<const digest> batch) {
+          for (const digest& d : batch) hits += contains(d);
+        });
     return hits;
   }
 
@@ -380,8 +385,7 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   /// (math::cuckoo_fpr), and a lookup probes all of them: ε = 1 − Π(1 − ε_i) ≈ Σ ε_i.
   double predicted_fpr() const noexcept {
     double miss = 1.0;
-    for (const table& t : tables_)
-      miss *= 1.0 - math::cuckoo_fpr(load_of(t), b(), geometry_.fingerprint_bits);
+    for (const table& t : tables_) miss *= 1.0 - math::cuckoo_fpr(load_of(t), b(), geometry_.fingerprint_bits);
     return 1.0 - miss;
   }
 
@@ -442,7 +446,8 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   /// Sub-filter j's slots as bytes: ⌈slots·f / 8⌉ of them, slot s at bits s·f … s·f + f − 1 (for 8-bit
   /// fingerprints, byte s: RedisBloom's layout).
   std::span<const std::byte> slot_bytes(std::size_t j) const noexcept {
-    return {data(tables_[j]), static_cast<std::size_t>((tables_[j].buckets * b() * geometry_.fingerprint_bits + 7) / 8)};
+    return {data(tables_[j]),
+            static_cast<std::size_t>((tables_[j].buckets * b() * geometry_.fingerprint_bits + 7) / 8)};
   }
   /// Overwrites slot_bytes(j)[offset, offset + bytes.size()) and keeps the stored counts exact. Returns
   /// false, changing nothing, if the range does not lie within slot_bytes(j).
@@ -469,7 +474,8 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   }
   /// Memory held: the tables plus this object.
   std::size_t size_in_bytes() const noexcept {
-    std::size_t bytes = sizeof(*this) + tables_.capacity() * sizeof(table) + storages_.capacity() * sizeof(byte_storage);
+    std::size_t bytes =
+        sizeof(*this) + tables_.capacity() * sizeof(table) + storages_.capacity() * sizeof(byte_storage);
     for (const byte_storage& s : storages_) bytes += s.size();
     return bytes;
   }
@@ -732,7 +738,8 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
 
   template <class R, class Prefetch, class Use>
   void pipelined(const R& items, Prefetch&& prefetch_one, Use&& use) const {
-    detail::pipelined(items, [this](const auto& k) { return hash(k); }, prefetch_one, use);
+    detail::pipelined(
+        items, [this](const auto& k) { return hash(k); }, prefetch_one, use);
   }
 
   /// Precomputes what lookups would otherwise derive from the geometry on every call, including the
@@ -758,7 +765,7 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
 
   cuckoo_geometry geometry_;
   bool swar_ = false;
-  bool one_load_single_table_ = false;  // swar_ and no sub-filter grown: lookups take the short path
+  bool one_load_single_table_ = false;           // swar_ and no sub-filter grown: lookups take the short path
   short_path short_path_ = short_path::runtime;  // which lookup_path that is
   std::uint64_t bucket_bytes_ = 0, lane_lows_ = 0, lane_highs_ = 0;
   Hasher hasher_;

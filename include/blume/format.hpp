@@ -55,7 +55,7 @@ struct filter_design {
 struct file_header {
   std::uint32_t version = format_version;
   std::uint32_t size = header_size;  // header bytes: 128 (version 1) or 192 (version 2)
-  filter_kind kind{};  // 0: none
+  filter_kind kind{};                // 0: none
   hash_id hash = hash_id::xxh3_128;
   // The geometry, in the fields of filter_parameters (each kind gives them its meaning).
   std::uint32_t layout = 0;
@@ -78,11 +78,11 @@ enum class verify {
 namespace detail {
 
 // Byte offsets of the header fields (docs/format.md).
-inline constexpr std::size_t off_version = 8, off_header_size = 12, off_kind = 16, off_hash = 18,
-                             off_block_bits = 20, off_seed = 24, off_bits = 32, off_hashes = 40, off_flags = 44,
-                             off_inserted = 48, off_payload_size = 56, off_payload_checksum = 64,
-                             off_reserved = 72, off_header_checksum_v1 = 120, off_design_items = 120,
-                             off_design_fpr = 128, off_reserved_v2 = 136, off_header_checksum = 184;
+inline constexpr std::size_t off_version = 8, off_header_size = 12, off_kind = 16, off_hash = 18, off_block_bits = 20,
+                             off_seed = 24, off_bits = 32, off_hashes = 40, off_flags = 44, off_inserted = 48,
+                             off_payload_size = 56, off_payload_checksum = 64, off_reserved = 72,
+                             off_header_checksum_v1 = 120, off_design_items = 120, off_design_fpr = 128,
+                             off_reserved_v2 = 136, off_header_checksum = 184;
 
 template <class T>
 T read_le(const std::byte* p) noexcept {
@@ -115,8 +115,8 @@ struct fd_guard {
 
 namespace detail {
 [[noreturn]] inline void truncated_header(const std::string& what, std::uint64_t size) {
-  throw format_error("truncated header: " + what + std::to_string(size) + " bytes, a filter file starts with at least " +
-                     std::to_string(header_size_v1));
+  throw format_error("truncated header: " + what + std::to_string(size) +
+                     " bytes, a filter file starts with at least " + std::to_string(header_size_v1));
 }
 }  // namespace detail
 
@@ -136,7 +136,8 @@ inline std::array<std::byte, header_size> encode_header(const file_header& h) no
   write_le<std::uint64_t>(out.data() + off_inserted, h.inserted);
   write_le<std::uint64_t>(out.data() + off_payload_size, h.payload_size);
   write_le<std::uint64_t>(out.data() + off_payload_checksum, h.payload_checksum);
-  for (std::size_t i = 0; i < h.extra.size(); ++i) write_le<std::uint64_t>(out.data() + off_reserved + 8 * i, h.extra[i]);
+  for (std::size_t i = 0; i < h.extra.size(); ++i)
+    write_le<std::uint64_t>(out.data() + off_reserved + 8 * i, h.extra[i]);
   write_le<std::uint64_t>(out.data() + off_design_items, h.design.items);
   write_le<std::uint64_t>(out.data() + off_design_fpr, std::bit_cast<std::uint64_t>(h.design.fpr));
   write_le<std::uint64_t>(out.data() + off_header_checksum, checksum(out.data(), off_header_checksum));
@@ -155,8 +156,8 @@ inline file_header decode_header(std::span<const std::byte> bytes) {
   file_header h;
   h.version = read_le<std::uint32_t>(p + off_version);
   if (h.version != 1 && h.version != format_version)
-    throw format_error("unsupported format version " + std::to_string(h.version) + " (this build reads versions 1 and " +
-                       std::to_string(format_version) + ")");
+    throw format_error("unsupported format version " + std::to_string(h.version) +
+                       " (this build reads versions 1 and " + std::to_string(format_version) + ")");
   const std::size_t expected_size = h.version == 1 ? header_size_v1 : header_size;
   if (const auto size = read_le<std::uint32_t>(p + off_header_size); size != expected_size)
     throw format_error("bad header size " + std::to_string(size) + " (version " + std::to_string(h.version) +
@@ -233,8 +234,8 @@ void check_payload_size_for(const file_header& h, std::span<const std::byte> pay
 template <serializable_filter F>
 void check_header_for(const file_header& h) {
   if (h.kind != F::kind)
-    throw format_error("file holds a '" + std::string(kind_name(h.kind)) + "' filter, not a '" +
-                       std::string(F::name) + "' filter");
+    throw format_error("file holds a '" + std::string(kind_name(h.kind)) + "' filter, not a '" + std::string(F::name) +
+                       "' filter");
   if (h.hash != F::hasher_type::id)
     throw format_error("file uses hash function id " + std::to_string(static_cast<int>(h.hash)) +
                        ", this filter type uses id " + std::to_string(static_cast<int>(F::hasher_type::id)));
@@ -381,7 +382,8 @@ inline void remove_pending_temp_files() noexcept {
 ///
 /// Concurrent writers: each write is atomic, but two read-modify-write cycles on one file race and the
 /// last rename wins. Hold a file_lock on the target across the cycle to serialise them.
-inline void write_file_atomically(const std::filesystem::path& path, std::span<const std::span<const std::byte>> parts) {
+inline void write_file_atomically(const std::filesystem::path& path,
+                                  std::span<const std::span<const std::byte>> parts) {
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   // The temporary's name must itself fit in NAME_MAX (255) bytes: keep at most 200 of the target's.
   const std::string tmpl = (dir / ("." + path.filename().string().substr(0, 200) + ".tmp.XXXXXX")).string();
@@ -438,7 +440,8 @@ class file_lock {
       // Writable where it can be: on NFS, flock is emulated with fcntl locks, and an exclusive one needs
       // a descriptor open for writing. Read-only otherwise (the lock works the same on local files).
       int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-      if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EISDIR)) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EISDIR))
+        fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd < 0) {
         if (errno == ENOENT) return;
         throw io_error(detail::errno_text("cannot open for locking", path));
@@ -560,7 +563,8 @@ F load(const std::filesystem::path& path) {
   const file_header h = detail::read_header_from(fd.fd, size, path);
   detail::check_header_for<F>(h);
   detail::check_file_size(size, h);
-  if (::lseek(fd.fd, static_cast<off_t>(h.size), SEEK_SET) < 0) throw io_error(detail::errno_text("cannot seek in", path));
+  if (::lseek(fd.fd, static_cast<off_t>(h.size), SEEK_SET) < 0)
+    throw io_error(detail::errno_text("cannot seek in", path));
   byte_storage storage = byte_storage::allocate(h.payload_size);
   detail::read_all(fd.fd, storage.data(), h.payload_size, path);
   detail::check_payload_for<F>(h, std::span<const std::byte>(storage.data(), h.payload_size));

@@ -23,16 +23,16 @@
 #include <string>
 #include <vector>
 
+#include "blume/build_stats.hpp"
 #include "blume/detail/key_interface.hpp"
 #include "blume/detail/peeling.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
 #include "blume/kind.hpp"
-#include "blume/build_stats.hpp"
 #include "blume/parameters.hpp"
 #include "blume/plan.hpp"
-#include "blume/storage.hpp"
 #include "blume/serialization.hpp"
+#include "blume/storage.hpp"
 
 namespace blume {
 
@@ -55,8 +55,12 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
   // The planner's model: m = the coded stream's bits (about n·(P + 1.5), whole words), k = P; an absent key
   // matches one of n values spread over n·2^P.
   static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return detail::word_bytes(bits); }
-  static double model_fpr(double /*n*/, double /*m*/, double k) noexcept { return std::ldexp(1.0, -static_cast<int>(k)); }
-  static filter_plan plan(std::uint64_t items, double fpr) { return detail::plan_gcs_for_rate<golomb_coded_set>(items, fpr); }
+  static double model_fpr(double /*n*/, double /*m*/, double k) noexcept {
+    return std::ldexp(1.0, -static_cast<int>(k));
+  }
+  static filter_plan plan(std::uint64_t items, double fpr) {
+    return detail::plan_gcs_for_rate<golomb_coded_set>(items, fpr);
+  }
   static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits) {
     return detail::plan_gcs_for_bits<golomb_coded_set>(items, bits);
   }
@@ -146,7 +150,8 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
       std::uint64_t previous = 0;
       for (std::uint64_t b = 0; b < s.offsets_.size(); ++b) {
         const std::uint64_t offset = s.bucket_offset(b);
-        if (offset < previous || offset > (words - 1) * 64) throw format_error("bucket " + std::to_string(b) + "'s offset is out of order");
+        if (offset < previous || offset > (words - 1) * 64)
+          throw format_error("bucket " + std::to_string(b) + "'s offset is out of order");
         previous = offset;
       }
     } else if (words != 0 || !s.offsets_.empty()) {
@@ -163,7 +168,7 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
     std::uint64_t pos = bucket_offset(bucket);
     const std::uint64_t end = bucket_offset(bucket + 1);
     std::uint64_t value = bucket * bucket_range_ - 1;  // the gap before the first value is value − start
-    if (b_ == 0) {  // M = 1: unary codes only (P = 1), the general decoder
+    if (b_ == 0) {                                     // M = 1: unary codes only (P = 1), the general decoder
       while (pos < end) {
         std::uint64_t gap = 0;
         if (!decode(pos, end, gap)) return false;  // a damaged stream: never read past the bucket
@@ -243,8 +248,8 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
   const Hasher& hasher() const noexcept { return hasher_; }
 
   friend bool operator==(const golomb_coded_set& a, const golomb_coded_set& b) noexcept {
-    return a.items_ == b.items_ && a.fpr_bits_ == b.fpr_bits_ && a.bucket_keys_ == b.bucket_keys_ && a.seed() == b.seed() &&
-           a.bits_ == b.bits_ && a.offsets_ == b.offsets_ && a.bases_ == b.bases_;
+    return a.items_ == b.items_ && a.fpr_bits_ == b.fpr_bits_ && a.bucket_keys_ == b.bucket_keys_ &&
+           a.seed() == b.seed() && a.bits_ == b.bits_ && a.offsets_ == b.offsets_ && a.bases_ == b.bases_;
   }
 
  private:
@@ -252,14 +257,16 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
     if (fpr_bits == 0 || fpr_bits > 32)
       throw invalid_argument("Golomb-coded set: rate bits must be in [1, 32], got " + std::to_string(fpr_bits));
     if (bucket_keys == 0 || bucket_keys > (1u << 20))
-      throw invalid_argument("Golomb-coded set: keys per bucket must be in [1, 2^20], got " + std::to_string(bucket_keys));
+      throw invalid_argument("Golomb-coded set: keys per bucket must be in [1, 2^20], got " +
+                             std::to_string(bucket_keys));
   }
   /// The set a header describes, without its stream (which is checked against it afterwards).
   static golomb_coded_set shape_of(const filter_parameters& p, std::uint64_t seed = Hasher::default_seed) {
     check(p.secondary, p.layout);
     for (std::size_t i = 2; i < p.extra.size(); ++i)
       if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
-    if (p.primary % 64 != 0 || p.primary > max_filter_bits) throw invalid_argument("stream bits must be whole words within 2^40");
+    if (p.primary % 64 != 0 || p.primary > max_filter_bits)
+      throw invalid_argument("stream bits must be whole words within 2^40");
     if (p.extra[1] > p.extra[0]) throw invalid_argument("more values stored than keys given");
     golomb_coded_set s(Hasher(seed), p.secondary, p.extra[0], p.layout);
     if (s.buckets_ > max_filter_bits / 32) throw invalid_argument("too many buckets");

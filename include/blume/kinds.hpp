@@ -207,7 +207,8 @@ inline filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits, filter
 /// is the kind's: see its plan_bytes and model_fpr).
 inline double model_fpr(filter_kind kind, double n, double m, double k) {
   double rate = 1.0;
-  if (!visit_kind(kind, [&](auto type) { rate = decltype(type)::type::model_fpr(n, m, k); })) detail::unknown_kind(kind);
+  if (!visit_kind(kind, [&](auto type) { rate = decltype(type)::type::model_fpr(n, m, k); }))
+    detail::unknown_kind(kind);
   return rate;
 }
 

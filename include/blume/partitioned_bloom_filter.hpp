@@ -19,7 +19,9 @@ class partitioned_layout : public detail::flat_probe_ops<partitioned_layout> {
   static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return detail::word_bytes(bits); }
   static double model_fpr(double n, double m, double k) noexcept { return math::partitioned_fpr(n, m, k); }
   static double estimate_items(double set, double m, double k) noexcept { return math::partitioned_items(set, m, k); }
-  static filter_plan plan(std::uint64_t items, double fpr) { return detail::plan_partitioned<partitioned_layout>(items, fpr); }
+  static filter_plan plan(std::uint64_t items, double fpr) {
+    return detail::plan_partitioned<partitioned_layout>(items, fpr);
+  }
   static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits) {
     return detail::plan_granular_for_bits<partitioned_layout>(items, bits, 1, 1, 32, true);
   }

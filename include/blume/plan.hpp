@@ -51,7 +51,7 @@ inline constexpr double quotient_plan_load = 0.90;
 
 /// The geometry chosen for a filter and what it is predicted to deliver.
 struct filter_plan {
-  filter_kind kind{};  // 0: none
+  filter_kind kind{};        // 0: none
   std::uint64_t items = 0;   // the capacity n the plan is for
   std::uint64_t bits = 0;    // m, after rounding to the kind's granularity (counters, for the counting kind)
   std::uint32_t hashes = 0;  // k
@@ -141,8 +141,7 @@ inline double blocked_fpr(double n, double m, double k_real, double block_bits) 
   const real lambda = static_cast<real>(n) * B / static_cast<real>(m);
   // Stirling numbers S(k, s) by the recurrence S(n, s) = s·S(n−1, s) + S(n−1, s−1).
   real stirling[65] = {1};
-  for (int row = 1; row <= k; ++row)
-  {
+  for (int row = 1; row <= k; ++row) {
     for (int s = row; s >= 1; --s) stirling[s] = s * stirling[s] + stirling[s - 1];
     stirling[0] = 0;
   }
@@ -204,7 +203,7 @@ inline double stable_fpr(double m, double k, double p, double max_value) noexcep
 inline double stable_recall(double m, double k, double p, double max_value, double t) noexcept {
   if (!(t > 0)) return 1.0;
   const double a = k / m, beta = (1.0 - a) * p / m;  // set; decremented and not set (as in stable_zero_fraction)
-  const auto survive = [&](double x) {  // F(x)
+  const auto survive = [&](double x) {               // F(x)
     const double lambda = beta * x;
     double term = std::exp(-lambda), sum = 0;
     for (int j = 0; j < static_cast<int>(max_value); ++j) {
@@ -373,7 +372,8 @@ std::uint64_t smallest_satisfying(std::uint64_t lo, std::uint64_t hi, Ok ok) {
   if (!ok(hi)) return hi + 1;
   while (lo < hi) {
     const std::uint64_t mid = lo + (hi - lo) / 2;
-    if (ok(mid)) hi = mid; else lo = mid + 1;
+    if (ok(mid)) hi = mid;
+    else lo = mid + 1;
   }
   return lo;
 }
@@ -415,7 +415,8 @@ filter_plan plan_partitioned(std::uint64_t items, double fpr) {
   const double n = static_cast<double>(items);
   filter_plan best;
   const std::uint32_t k0 = math::optimal_hash_count(ideal, n);
-  for (std::uint32_t k = std::max<std::uint32_t>(1, k0 - std::min<std::uint32_t>(k0, 2)); k <= std::min(max_hashes, k0 + 2); ++k) {
+  for (std::uint32_t k = std::max<std::uint32_t>(1, k0 - std::min<std::uint32_t>(k0, 2));
+       k <= std::min(max_hashes, k0 + 2); ++k) {
     // Per slice fill p = ε^{1/k}; (1 − 1/s)^n = 1 − p  ⇒  s = 1 / (1 − (1 − p)^{1/n}).
     const double p = std::pow(fpr, 1.0 / k);
     const double s = std::ceil(-1.0 / std::expm1(std::log1p(-p) / n));
@@ -458,8 +459,10 @@ filter_plan plan_blocked(std::uint64_t items, double fpr, std::uint32_t block_bi
   const double classic_bits = checked_ideal_bits(items, fpr);
   const double n = static_cast<double>(items);
   const std::uint64_t max_blocks = max_filter_bits / block_bits;
-  const auto lo = static_cast<std::uint64_t>(std::clamp(std::floor(classic_bits / block_bits), 1.0, static_cast<double>(max_blocks)));
-  const auto hi = static_cast<std::uint64_t>(std::clamp(std::ceil(2 * classic_bits / block_bits) + 1, 1.0, static_cast<double>(max_blocks)));
+  const auto lo = static_cast<std::uint64_t>(std::clamp(std::floor(classic_bits / block_bits), 1.0,
+                                                        static_cast<double>(max_blocks)));
+  const auto hi = static_cast<std::uint64_t>(std::clamp(std::ceil(2 * classic_bits / block_bits) + 1, 1.0,
+                                                        static_cast<double>(max_blocks)));
   const std::uint32_t k0 = math::optimal_hash_count(classic_bits, n);
   const std::uint32_t k_lo = fixed_k != 0 ? fixed_k : std::max<std::uint32_t>(1, k0 - std::min<std::uint32_t>(k0, 4));
   const std::uint32_t k_hi = fixed_k != 0 ? fixed_k : std::min<std::uint32_t>(32, k0 + 3);
@@ -510,7 +513,8 @@ template <kind_model K>
 filter_plan plan_gcs(std::uint64_t items, int p) {
   const double bits = static_cast<double>(items) * (p + gcs_overhead_bits);
   check_bits(bits, items, std::ldexp(1.0, -p));
-  return make_plan<K>(items, (static_cast<std::uint64_t>(std::ceil(bits)) + 63) / 64 * 64, static_cast<std::uint32_t>(p));
+  return make_plan<K>(items, (static_cast<std::uint64_t>(std::ceil(bits)) + 63) / 64 * 64,
+                      static_cast<std::uint32_t>(p));
 }
 /// The largest 2^−P at or below the target.
 template <kind_model K>
@@ -522,7 +526,8 @@ filter_plan plan_gcs_for_rate(std::uint64_t items, double fpr) {
 template <kind_model K>
 filter_plan plan_gcs_for_bits(std::uint64_t items, std::uint64_t bits) {
   check_budget(items, bits);
-  const int p = static_cast<int>(std::floor(static_cast<double>(bits) / static_cast<double>(items) - gcs_overhead_bits));
+  const int p =
+      static_cast<int>(std::floor(static_cast<double>(bits) / static_cast<double>(items) - gcs_overhead_bits));
   if (p < 1)
     throw invalid_argument("a Golomb-coded set of " + std::to_string(items) + " keys needs more than " +
                            std::to_string(bits) + " bits");
@@ -551,8 +556,9 @@ filter_plan plan_quotient(std::uint64_t items, double fpr) {
   }
   check_bits(static_cast<double>(s) * (r + quotient_metadata_bits), items, fpr);
   if (s > (std::uint64_t{1} << (64 - r)))  // the fingerprint range s·2^r must fit in 64 bits: ε ≥ ~n/2^64
-    throw invalid_argument("a quotient filter for " + std::to_string(items) + " items cannot reach false-positive rate " +
-                           format_number(fpr) + ": it would need more than 2^64 distinct fingerprints");
+    throw invalid_argument("a quotient filter for " + std::to_string(items) +
+                           " items cannot reach false-positive rate " + format_number(fpr) +
+                           ": it would need more than 2^64 distinct fingerprints");
   return make_plan<K>(items, s * (r + quotient_metadata_bits), r);
 }
 
@@ -579,8 +585,7 @@ filter_plan plan_quotient_for_bits(std::uint64_t items, std::uint64_t bits) {
 
 /// Whether `buckets` buckets of the planning size hold `items` keys at or below the design load.
 inline bool cuckoo_holds(std::uint64_t items, std::uint64_t buckets) noexcept {
-  return static_cast<double>(items) <=
-         static_cast<double>(buckets) * cuckoo_default_bucket_size * cuckoo_design_load;
+  return static_cast<double>(items) <= static_cast<double>(buckets) * cuckoo_default_bucket_size * cuckoo_design_load;
 }
 
 /// Cuckoo plans: b = cuckoo_default_bucket_size, ⌈n/(b·α)⌉ buckets at the design load α, and the smallest

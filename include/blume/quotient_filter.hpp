@@ -57,8 +57,8 @@
 #include "blume/kind.hpp"
 #include "blume/parameters.hpp"
 #include "blume/plan.hpp"
-#include "blume/storage.hpp"
 #include "blume/serialization.hpp"
+#include "blume/storage.hpp"
 
 namespace blume {
 
@@ -85,7 +85,9 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
   static double model_fpr(double n, double m, double k) noexcept {
     return math::quotient_fpr(n, m / (k + quotient_metadata_bits), k);
   }
-  static filter_plan plan(std::uint64_t items, double fpr) { return detail::plan_quotient<quotient_filter>(items, fpr); }
+  static filter_plan plan(std::uint64_t items, double fpr) {
+    return detail::plan_quotient<quotient_filter>(items, fpr);
+  }
   static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits) {
     return detail::plan_quotient_for_bits<quotient_filter>(items, bits);
   }
@@ -191,10 +193,11 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
   template <std::ranges::input_range R>
   std::size_t insert_many(const R& keys) {
     std::size_t stored = 0;
-    pipelined(keys, [&](const digest& d) { detail::prefetch_write(slot_word(fingerprint(d) >> r_)); },
-              [&](std::span<const digest> batch) {
-                for (const digest& d : batch) stored += insert(d);
-              });
+    pipelined(
+        keys, [&](const digest& d) { detail::prefetch_write(slot_word(fingerprint(d) >> r_)); },
+        [&](std::span<const digest> batch) {
+          for (const digest& d : batch) stored += insert(d);
+        });
     return stored;
   }
 
@@ -203,15 +206,16 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
     requires std::output_iterator<Out, bool>
   std::size_t contains_many(const R& keys, Out out) const {
     std::size_t hits = 0;
-    pipelined(keys, [&](const digest& d) { detail::prefetch_read(slot_word(fingerprint(d) >> r_)); },
-              [&](std::span<const digest> batch) {
-                for (const digest& d : batch) {
-                  const bool hit = contains(d);
-                  hits += hit;
-                  *out = hit;
-                  ++out;
-                }
-              });
+    pipelined(
+        keys, [&](const digest& d) { detail::prefetch_read(slot_word(fingerprint(d) >> r_)); },
+        [&](std::span<const digest> batch) {
+          for (const digest& d : batch) {
+            const bool hit = contains(d);
+            hits += hit;
+            *out = hit;
+            ++out;
+          }
+        });
     return hits;
   }
 
@@ -219,10 +223,11 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
   template <std::ranges::input_range R>
   std::size_t count_contained(const R& keys) const noexcept {
     std::size_t hits = 0;
-    pipelined(keys, [&](const digest& d) { detail::prefetch_read(slot_word(fingerprint(d) >> r_)); },
-              [&](std::span<const digest> batch) {
-                for (const digest& d : batch) hits += contains(d);
-              });
+    pipelined(
+        keys, [&](const digest& d) { detail::prefetch_read(slot_word(fingerprint(d) >> r_)); },
+        [&](std::span<const digest> batch) {
+          for (const digest& d : batch) hits += contains(d);
+        });
     return hits;
   }
 
@@ -327,8 +332,7 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
     for_each_block_from(e, [&](std::uint64_t quotient, std::uint64_t remainder) {
       out.push_back((quotient << r_) | remainder);
     });
-    const auto wrapped = std::partition_point(out.begin(), out.end(),
-                                              [&](std::uint64_t f) { return (f >> r_) > e; });
+    const auto wrapped = std::partition_point(out.begin(), out.end(), [&](std::uint64_t f) { return (f >> r_) > e; });
     std::rotate(out.begin(), wrapped, out.end());
     return out;
   }
@@ -357,9 +361,7 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
     return storage_bytes(s, r);
   }
   /// 95% of the slots (integer arithmetic: exact for every s ≤ 2^38), and at most all but one.
-  static std::uint64_t max_entries_for(std::uint64_t slots) noexcept {
-    return std::min(slots - 1, slots * 19 / 20);
-  }
+  static std::uint64_t max_entries_for(std::uint64_t slots) noexcept { return std::min(slots - 1, slots * 19 / 20); }
   static_assert(quotient_max_load == 0.95, "max_entries_for computes 95% as 19/20");
 
   static std::uint64_t slots_of(const filter_plan& plan) {
@@ -367,21 +369,16 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
       throw invalid_argument("quotient filter: the plan is for kind id " + std::to_string(static_cast<int>(plan.kind)));
     const std::uint64_t slots = plan.bits / (plan.hashes + quotient_metadata_bits);
     if (slots * (plan.hashes + quotient_metadata_bits) != plan.bits)
-      throw invalid_argument("quotient filter: plan bits " + std::to_string(plan.bits) + " are not s·(r + 3) with r = " +
-                             std::to_string(plan.hashes));
+      throw invalid_argument("quotient filter: plan bits " + std::to_string(plan.bits) +
+                             " are not s·(r + 3) with r = " + std::to_string(plan.hashes));
     return slots;
   }
 
   quotient_filter(std::uint64_t s, std::uint32_t r, const Hasher& h)
       : quotient_filter(s, r, h, byte_storage::allocate(checked_storage_bytes(s, r))) {}
   quotient_filter(std::uint64_t s, std::uint32_t r, const Hasher& h, byte_storage storage)
-      : r_(r),
-        width_(r + quotient_metadata_bits),
-        slots_(s),
-        slot_mask_((std::uint64_t{1} << width_) - 1),
-        remainder_mask_((std::uint64_t{1} << r) - 1),
-        max_entries_(max_entries_for(s)),
-        hasher_(h),
+      : r_(r), width_(r + quotient_metadata_bits), slots_(s), slot_mask_((std::uint64_t{1} << width_) - 1),
+        remainder_mask_((std::uint64_t{1} << r) - 1), max_entries_(max_entries_for(s)), hasher_(h),
         storage_(std::move(storage)) {}
 
   // ---- slots -----------------------------------------------------------------------------------------
@@ -437,7 +434,9 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
     std::uint64_t s = fq;
     while (is_continuation(get(s))) s = next(s);
     for (; pending != 0; --pending) {
-      do { s = next(s); } while (is_continuation(get(s)));
+      do {
+        s = next(s);
+      } while (is_continuation(get(s)));
     }
     return s;
   }
@@ -471,7 +470,9 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
       const std::uint64_t v = get(wrap(b + u));
       if (is_empty(v)) return u;
       if (u != 0 && !is_continuation(v)) {  // a new run: it belongs to the next occupied quotient
-        do { ++quotient; } while (!is_occupied(get(wrap(b + quotient))));
+        do {
+          ++quotient;
+        } while (!is_occupied(get(wrap(b + quotient))));
       }
       scratch_.push_back((quotient << r_) | remainder_of(v));
     }
@@ -549,7 +550,9 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
       if (!is_shifted(v)) {
         quotient = s;  // a cluster start is in its canonical slot
       } else if (!is_continuation(v)) {
-        do { quotient = next(quotient); } while (!is_occupied(get(quotient)));
+        do {
+          quotient = next(quotient);
+        } while (!is_occupied(get(quotient)));
       }
       fn(quotient, remainder_of(v));
     }
@@ -624,7 +627,9 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
         v = get(wrap(e + j));
         if (is_empty(v)) break;
         if (!is_continuation(v)) {
-          do { ++quotient; } while (quotient <= j && !is_occupied(get(wrap(e + quotient))));
+          do {
+            ++quotient;
+          } while (quotient <= j && !is_occupied(get(wrap(e + quotient))));
           if (quotient > j) throw bad(j, "a run starts but no occupied quotient is left for it");
         } else if (remainder_of(v) < previous_remainder) {
           throw bad(j, "remainders of a run out of order");
@@ -638,8 +643,8 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
       i = j;
     }
     if (stored > max_entries_)
-      throw format_error("quotient table holds " + std::to_string(stored) + " fingerprints, more than its capacity of " +
-                         std::to_string(max_entries_));
+      throw format_error("quotient table holds " + std::to_string(stored) +
+                         " fingerprints, more than its capacity of " + std::to_string(max_entries_));
     return stored;
   }
 
@@ -647,7 +652,8 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
 
   template <class R, class Prefetch, class Use>
   void pipelined(const R& items, Prefetch&& prefetch, Use&& use) const {
-    detail::pipelined(items, [this](const auto& k) { return hash(k); }, prefetch, use);
+    detail::pipelined(
+        items, [this](const auto& k) { return hash(k); }, prefetch, use);
   }
 
   std::uint32_t r_;

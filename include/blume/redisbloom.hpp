@@ -217,7 +217,8 @@ struct redisbloom_cuckoo_hashing {
 
   static void validate(const cuckoo_geometry& g) {
     if (g.fingerprint_bits != 8)
-      throw invalid_argument("RedisBloom cuckoo filter: fingerprints are 8 bits, got " + std::to_string(g.fingerprint_bits));
+      throw invalid_argument("RedisBloom cuckoo filter: fingerprints are 8 bits, got " +
+                             std::to_string(g.fingerprint_bits));
     if (!std::has_single_bit(g.buckets))
       throw invalid_argument("RedisBloom cuckoo filter: bucket count " + std::to_string(g.buckets) +
                              " is not a power of two");

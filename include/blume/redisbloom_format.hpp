@@ -37,12 +37,12 @@
 namespace blume::redisbloom {
 
 // Chain option bits (RedisBloom's BLOOM_OPT_*).
-inline constexpr std::uint32_t option_noround = 1;        // layers sized exactly, not to a power of two
+inline constexpr std::uint32_t option_noround = 1;  // layers sized exactly, not to a power of two
 inline constexpr std::uint32_t option_entries_are_bits = 2;
-inline constexpr std::uint32_t option_force64 = 4;        // the 64-bit MurmurHash64A pair
+inline constexpr std::uint32_t option_force64 = 4;  // the 64-bit MurmurHash64A pair
 inline constexpr std::uint32_t option_no_scaling = 8;
-inline constexpr std::uint32_t known_options =
-    option_noround | option_entries_are_bits | option_force64 | option_no_scaling;
+inline constexpr std::uint32_t known_options = option_noround | option_entries_are_bits | option_force64 |
+                                               option_no_scaling;
 
 /// The largest chunk SCANDUMP returns (RedisBloom's MAX_SCANDUMP_SIZE).
 inline constexpr std::size_t max_chunk_bytes = std::size_t{16} << 20;
@@ -91,8 +91,8 @@ inline bloom_chain_record record_of(const bloom_value& v) {
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const redisbloom_layout& g = layers[i].layout();
     const layer_spec spec = v.chain.layer_specs()[i];
-    r.layers.push_back({g.storage_bytes(), g.bits(), v.chain.layer_counts()[i], spec.fpr, g.bits_per_entry(), g.hashes(),
-                        spec.capacity, static_cast<std::uint8_t>(g.n2())});
+    r.layers.push_back({g.storage_bytes(), g.bits(), v.chain.layer_counts()[i], spec.fpr, g.bits_per_entry(),
+                        g.hashes(), spec.capacity, static_cast<std::uint8_t>(g.n2())});
   }
   return r;
 }
@@ -247,9 +247,9 @@ inline chunk bloom_chunk(const bloom_value& v, long long iterator, std::size_t l
 /// Outcome of LOADCHUNK's data step, in RedisBloom's order of checks.
 enum class chunk_status {
   ok,
-  bad_data,         // iterator ≤ 0 or smaller than the chunk
-  no_layer,         // the chunk's start is past the last layer
-  too_big,          // the chunk runs past the end of its layer
+  bad_data,  // iterator ≤ 0 or smaller than the chunk
+  no_layer,  // the chunk's start is past the last layer
+  too_big,   // the chunk runs past the end of its layer
 };
 
 /// Copies a chunk that SCANDUMP returned with `iterator` as its *next* iterator (so it starts at byte
@@ -352,8 +352,10 @@ inline cuckoo_record record_of(const cuckoo_value& v) {
 /// without expansion), tables within 2^40 bits. Throws format_error naming the first problem.
 inline void validate(const cuckoo_record& r, std::uint64_t max_sub_filters = cuckoo_max_filters) {
   const auto fail = [](const std::string& what) { throw format_error("RedisBloom cuckoo filter: " + what); };
-  if (r.bucket_size == 0 || r.bucket_size > cuckoo_max_bucket_size) fail("bucket size " + std::to_string(r.bucket_size));
-  if (r.max_iterations == 0 || r.max_iterations > cuckoo_max_kicks) fail("max iterations " + std::to_string(r.max_iterations));
+  if (r.bucket_size == 0 || r.bucket_size > cuckoo_max_bucket_size)
+    fail("bucket size " + std::to_string(r.bucket_size));
+  if (r.max_iterations == 0 || r.max_iterations > cuckoo_max_kicks)
+    fail("max iterations " + std::to_string(r.max_iterations));
   if (r.expansion > cuckoo_max_expansion || (r.expansion != 0 && !std::has_single_bit(r.expansion)))
     fail("expansion " + std::to_string(r.expansion));
   if (!std::has_single_bit(r.buckets)) fail("bucket count " + std::to_string(r.buckets) + " is not a power of two");

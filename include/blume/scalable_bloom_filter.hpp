@@ -31,8 +31,8 @@
 
 #include "blume/basic_bloom_filter.hpp"
 #include "blume/detail/bits.hpp"
-#include "blume/detail/key_interface.hpp"
 #include "blume/detail/geometry.hpp"
+#include "blume/detail/key_interface.hpp"
 #include "blume/parameters.hpp"
 #include "blume/partitioned_bloom_filter.hpp"
 #include "blume/plan.hpp"
@@ -68,7 +68,8 @@ enum class insert_result { added, present, full };
 /// A chain policy: each layer's design (spec(), which may build on the previous layer's) and its geometry
 /// for a design (layout()). The default below is Almeida et al.'s; redisbloom.hpp has RedisBloom's.
 template <class P, class Layer>
-concept layer_policy = std::default_initializable<P> &&
+concept layer_policy =
+    std::default_initializable<P> &&
     requires(const P& p, std::uint64_t n, double x, const scalable_options& o, std::size_t i, const layer_spec& s) {
       { p.spec(n, x, o, i, s) } -> std::same_as<layer_spec>;
       { p.layout(s) } -> std::same_as<typename Layer::layout_type>;
@@ -143,7 +144,6 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
       s = LayerPlan{}.spec(capacity_, fpr_, options_, j, s);
     return s;
   }
-
 
   /// Adds a key unless a layer already answers "maybe". Returns true if it was added; false if it was
   /// (probably) present already, or the filter is non-scaling (or at max_layers) and full.
@@ -225,7 +225,8 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
     if (capacity_ != other.capacity_) fail("capacities", std::to_string(capacity_), std::to_string(other.capacity_));
     if (fpr_ != other.fpr_) fail("rates", detail::format_number(fpr_), detail::format_number(other.fpr_));
     if (options_.growth != other.options_.growth || options_.tightening != other.options_.tightening)
-      fail("growth or tightening", detail::format_number(options_.growth), detail::format_number(other.options_.growth));
+      fail("growth or tightening", detail::format_number(options_.growth),
+           detail::format_number(other.options_.growth));
     if (seed() != other.seed()) fail("seeds", std::to_string(seed()), std::to_string(other.seed()));
     if (layers_.size() != other.layers_.size())
       fail("layer counts", std::to_string(layers_.size()), std::to_string(other.layers_.size()));
@@ -255,7 +256,8 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
   std::size_t size_in_bytes() const noexcept {
     std::size_t n = sizeof(*this);
     for (const Layer& l : layers_) n += l.size_in_bytes();
-    return n + (counts_.capacity() + table_.capacity()) * sizeof(std::uint64_t) + specs_.capacity() * sizeof(layer_spec);
+    return n + (counts_.capacity() + table_.capacity()) * sizeof(std::uint64_t) +
+           specs_.capacity() * sizeof(layer_spec);
   }
   std::uint64_t capacity() const noexcept { return capacity_; }
   double target_fpr() const noexcept { return fpr_; }
@@ -276,8 +278,8 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
   /// For codecs of other formats: a chain from explicit layers, each with its spec and the number of
   /// keys it took. The layers must share the chain's seed; nothing here allocates beyond the vectors.
   static scalable_bloom_filter from_layers(std::uint64_t capacity, double fpr, scalable_options options,
-                                           std::uint64_t seed, std::vector<Layer> layers,
-                                           std::vector<layer_spec> specs, std::vector<std::uint64_t> counts) {
+                                           std::uint64_t seed, std::vector<Layer> layers, std::vector<layer_spec> specs,
+                                           std::vector<std::uint64_t> counts) {
     scalable_bloom_filter f(capacity, fpr, options, seed, 0);  // validates, allocates nothing
     if (layers.empty() || layers.size() != specs.size() || layers.size() != counts.size())
       throw invalid_argument("scalable filter: " + std::to_string(layers.size()) + " layers, " +
@@ -311,9 +313,12 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
     p.primary = capacity_;
     p.secondary = static_cast<std::uint32_t>(layers_.size());
     p.layout = static_cast<std::uint32_t>(Layer::kind);
-    p.extra = {std::bit_cast<std::uint64_t>(fpr_), std::bit_cast<std::uint64_t>(options_.growth),
+    p.extra = {std::bit_cast<std::uint64_t>(fpr_),
+               std::bit_cast<std::uint64_t>(options_.growth),
                std::bit_cast<std::uint64_t>(options_.tightening),
-               (options_.scaling ? 0 : flag_non_scaling) | flag_layer_table, options_.max_layers, 0};
+               (options_.scaling ? 0 : flag_non_scaling) | flag_layer_table,
+               options_.max_layers,
+               0};
     return p;
   }
   template <class Fn>
@@ -409,7 +414,8 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
                                                             std::span<const std::byte> payload) {
     if ((p.extra[3] & flag_layer_table) && payload.size() < prefix_bytes(p))
       throw invalid_argument("scalable filter: a payload of " + std::to_string(payload.size()) +
-                             " bytes cannot hold the counts and layer table of " + std::to_string(p.secondary) + " layers");
+                             " bytes cannot hold the counts and layer table of " + std::to_string(p.secondary) +
+                             " layers");
     std::vector<filter_parameters> layers(p.secondary);
     for (std::uint32_t i = 0; i < p.secondary; ++i) {
       filter_parameters& lp = layers[i];
@@ -444,7 +450,8 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
     layers_.reserve(layers_.size() + 1);
     specs_.reserve(specs_.size() + 1);
     counts_.reserve(counts_.size() + 1);
-    layers_.push_back(Layer::from_parts(layout, hasher_type(hasher_.seed()), byte_storage::allocate(layout.storage_bytes()), 0));
+    layers_.push_back(Layer::from_parts(layout, hasher_type(hasher_.seed()),
+                                        byte_storage::allocate(layout.storage_bytes()), 0));
     counts_.push_back(0);  // cannot throw after the reserves, so the three vectors stay in step
     specs_.push_back(spec);
     rebuild_table();

@@ -37,8 +37,8 @@ concept sized_by_payload = requires(const filter_parameters& p, std::span<const 
 ///    without copying.
 template <class F>
 concept serializable_filter =
-    described_kind<F> && (sized_by_header<F> || sized_by_payload<F>) &&
-    requires(const F& f, const filter_parameters& p, std::uint64_t n, byte_storage storage) {
+    described_kind<F> && (sized_by_header<F> || sized_by_payload<F>)&&requires(const F& f, const filter_parameters& p,
+                                                                               std::uint64_t n, byte_storage storage) {
       { F::hasher_type::id } -> std::convertible_to<hash_id>;
       { f.parameters() } -> std::same_as<filter_parameters>;
       { f.seed() } -> std::convertible_to<std::uint64_t>;

@@ -37,8 +37,6 @@ inline std::atomic<bool>& avx2_allowed() noexcept {
 inline void allow_avx2(bool allowed) noexcept { detail::avx2_allowed().store(allowed, std::memory_order_relaxed); }
 
 /// Whether a filter created now would use AVX2.
-inline bool avx2_enabled() noexcept {
-  return cpu_has_avx2() && detail::avx2_allowed().load(std::memory_order_relaxed);
-}
+inline bool avx2_enabled() noexcept { return cpu_has_avx2() && detail::avx2_allowed().load(std::memory_order_relaxed); }
 
 }  // namespace blume::simd

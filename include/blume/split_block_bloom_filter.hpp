@@ -54,8 +54,7 @@ __attribute__((target("avx2"))) inline __m256i split_block_mask_avx2(std::uint32
   return _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_srli_epi32(product, 27));
 }
 
-__attribute__((target("avx2"))) inline bool split_block_insert_avx2(std::uint32_t* block,
-                                                                      std::uint32_t key) noexcept {
+__attribute__((target("avx2"))) inline bool split_block_insert_avx2(std::uint32_t* block, std::uint32_t key) noexcept {
   const __m256i mask = split_block_mask_avx2(key);
   auto* p = reinterpret_cast<__m256i*>(block);
   const __m256i old = _mm256_load_si256(p);
@@ -64,7 +63,7 @@ __attribute__((target("avx2"))) inline bool split_block_insert_avx2(std::uint32_
 }
 
 __attribute__((target("avx2"))) inline bool split_block_contains_avx2(const std::uint32_t* block,
-                                                                        std::uint32_t key) noexcept {
+                                                                      std::uint32_t key) noexcept {
   const __m256i mask = split_block_mask_avx2(key);
   return _mm256_testc_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(block)), mask) != 0;
 }
@@ -137,7 +136,8 @@ class split_block_layout {
     }
 #endif
     for (const digest& d : batch)
-      sink(detail::split_block_contains_portable(words + reduce(d.high, blocks_) * 8, static_cast<std::uint32_t>(d.low)));
+      sink(detail::split_block_contains_portable(words + reduce(d.high, blocks_) * 8,
+                                                 static_cast<std::uint32_t>(d.low)));
   }
 
   void prefetch(const word_type* words, digest d) const noexcept {

@@ -15,16 +15,16 @@
 #include <string>
 
 #include "blume/detail/bits.hpp"
-#include "blume/detail/key_interface.hpp"
 #include "blume/detail/geometry.hpp"
+#include "blume/detail/key_interface.hpp"
 #include "blume/detail/packed_cells.hpp"
 #include "blume/detail/probe_ops.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
 #include "blume/parameters.hpp"
 #include "blume/plan.hpp"
-#include "blume/storage.hpp"
 #include "blume/serialization.hpp"
+#include "blume/storage.hpp"
 
 namespace blume {
 
@@ -60,7 +60,9 @@ class stable_bloom_filter : public detail::key_interface<stable_bloom_filter<Cel
 
   // The planner's model: the classic geometry in cells (m cells of CellBits bits, k probes), and the rate
   // of n keys before any cell decays; for_rate then picks P for the rate on an endless stream.
-  static std::uint64_t plan_bytes(std::uint64_t cell_count) noexcept { return detail::word_bytes(cell_count * CellBits); }
+  static std::uint64_t plan_bytes(std::uint64_t cell_count) noexcept {
+    return detail::word_bytes(cell_count * CellBits);
+  }
   static double model_fpr(double n, double m, double k) noexcept { return math::bloom_fpr(n, m, k); }
   static filter_plan plan(std::uint64_t items, double fpr) {
     return detail::plan_classic<stable_bloom_filter>(items, fpr);
@@ -88,7 +90,6 @@ class stable_bloom_filter : public detail::key_interface<stable_bloom_filter<Cel
                              " with " + std::to_string(cell_count) + " cells and k = " + std::to_string(hashes));
     return stable_bloom_filter(cell_count, hashes, static_cast<std::uint64_t>(std::llround(p)), seed, max_value);
   }
-
 
   /// Records a key. Returns true if the filter had not seen it (one of its cells was zero).
   bool insert(const digest& d) noexcept {
@@ -120,7 +121,8 @@ class stable_bloom_filter : public detail::key_interface<stable_bloom_filter<Cel
 
   /// True: seen recently (or a false positive); false: not seen recently (or it faded: a false negative).
   bool contains(const digest& d) const noexcept {
-    return detail::double_hashing_probes(d, hashes_, cells_, [&](std::uint64_t cell) { return cell_array::get(words(), cell) != 0; });
+    return detail::double_hashing_probes(d, hashes_, cells_,
+                                         [&](std::uint64_t cell) { return cell_array::get(words(), cell) != 0; });
   }
 
   template <std::ranges::input_range R>
@@ -184,8 +186,8 @@ class stable_bloom_filter : public detail::key_interface<stable_bloom_filter<Cel
 
   friend bool operator==(const stable_bloom_filter& a, const stable_bloom_filter& b) noexcept {
     return a.cells_ == b.cells_ && a.hashes_ == b.hashes_ && a.decrements_ == b.decrements_ && a.max_ == b.max_ &&
-           a.seed() == b.seed() &&
-           a.rng_ == b.rng_ && std::memcmp(a.storage_.data(), b.storage_.data(), a.storage_.size()) == 0;
+           a.seed() == b.seed() && a.rng_ == b.rng_ &&
+           std::memcmp(a.storage_.data(), b.storage_.data(), a.storage_.size()) == 0;
   }
 
   // ---- serialization hooks (format.hpp): bits = cells, hashes = k, layout = cell bits,
@@ -204,7 +206,8 @@ class stable_bloom_filter : public detail::key_interface<stable_bloom_filter<Cel
   }
   static std::uint64_t payload_size(const filter_parameters& p) {
     if (p.layout != CellBits)
-      throw invalid_argument("stable filter: cell width " + std::to_string(p.layout) + " is not " + std::to_string(CellBits));
+      throw invalid_argument("stable filter: cell width " + std::to_string(p.layout) + " is not " +
+                             std::to_string(CellBits));
     for (std::size_t i = 3; i < p.extra.size(); ++i)
       if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
     validate(p.primary, p.secondary, p.extra[0], p.extra[2]);

@@ -42,8 +42,8 @@
 #include "blume/kind.hpp"
 #include "blume/parameters.hpp"
 #include "blume/plan.hpp"
-#include "blume/storage.hpp"
 #include "blume/serialization.hpp"
+#include "blume/storage.hpp"
 
 namespace blume {
 
@@ -114,7 +114,9 @@ class basic_xor_filter : public detail::key_interface<basic_xor_filter<Geometry,
 
   // The planner's model: m = slots·f bits, k = f; an absent key matches a random f-bit fingerprint.
   static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return bits / 8; }
-  static double model_fpr(double /*n*/, double /*m*/, double k) noexcept { return std::ldexp(1.0, -static_cast<int>(k)); }
+  static double model_fpr(double /*n*/, double /*m*/, double k) noexcept {
+    return std::ldexp(1.0, -static_cast<int>(k));
+  }
   static filter_plan plan(std::uint64_t items, double fpr) {
     constexpr std::string_view wider = fingerprint_bits == 16 ? "" : fuse ? "fuse16" : "xor16";
     return detail::plan_static<basic_xor_filter>(items, fpr, fingerprint_bits, fuse, wider);
@@ -128,7 +130,8 @@ class basic_xor_filter : public detail::key_interface<basic_xor_filter<Geometry,
 
   /// Builds the filter of `keys` (any range of keys, duplicates allowed). Deterministic for a given seed.
   template <std::ranges::input_range R>
-  static basic_xor_filter build(const R& keys, std::uint64_t seed = Hasher::default_seed, build_stats* stats = nullptr) {
+  static basic_xor_filter build(const R& keys, std::uint64_t seed = Hasher::default_seed,
+                                build_stats* stats = nullptr) {
     const Hasher h(seed);
     std::vector<std::uint64_t> lows;
     if constexpr (std::ranges::sized_range<R>) lows.reserve(std::ranges::size(keys));
@@ -143,7 +146,8 @@ class basic_xor_filter : public detail::key_interface<basic_xor_filter<Geometry,
   }
 
   /// Builds from the low halves of the keys' digests (what build() computes), consumed.
-  static basic_xor_filter build_from_hashes(std::vector<std::uint64_t> lows, std::uint64_t seed, build_stats* stats = nullptr) {
+  static basic_xor_filter build_from_hashes(std::vector<std::uint64_t> lows, std::uint64_t seed,
+                                            build_stats* stats = nullptr) {
     build_stats local;
     build_stats& s = stats != nullptr ? *stats : local;
     s = {};
@@ -160,7 +164,8 @@ class basic_xor_filter : public detail::key_interface<basic_xor_filter<Geometry,
         // disjoint slots.
         const std::vector<std::size_t> starts = detail::seed_and_group(lows, attempt_seed, g.segment_count, hashes);
         const std::uint64_t mid = g.segment_count / 2;
-        if (lows.size() >= (std::size_t{1} << 22) && mid >= 3) split = {starts[mid - 2], starts[mid], mid * g.segment_length};
+        if (lows.size() >= (std::size_t{1} << 22) && mid >= 3)
+          split = {starts[mid - 2], starts[mid], mid * g.segment_length};
       } else {
         hashes.resize(lows.size());
         for (std::size_t i = 0; i < lows.size(); ++i) hashes[i] = detail::seeded_hash(lows[i], attempt_seed);
@@ -172,7 +177,7 @@ class basic_xor_filter : public detail::key_interface<basic_xor_filter<Geometry,
       // queue and the order (32-bit slot indexes up to 2^32 slots).
       const std::uint64_t index_bytes = g.slots <= 0xffffffffULL ? 4 : 8;
       s.peak_bytes = std::max<std::uint64_t>(s.peak_bytes, (lows.capacity() + hashes.capacity()) * 8 +
-                                                              g.slots * (9 + index_bytes) + lows.size() * index_bytes);
+                                                               g.slots * (9 + index_bytes) + lows.size() * index_bytes);
       if (lows.empty()) return basic_xor_filter(g, attempt_seed, Hasher(seed), 0);
       basic_xor_filter f(g, attempt_seed, Hasher(seed), lows.size());
       Fingerprint* b = f.slots();
@@ -244,7 +249,9 @@ class basic_xor_filter : public detail::key_interface<basic_xor_filter<Geometry,
   std::uint64_t inserted() const noexcept { return keys_; }
   double estimated_count() const noexcept { return static_cast<double>(keys_); }
   /// 2^−f: an absent key's fingerprint equals a uniformly random f-bit value.
-  double predicted_fpr() const noexcept { return keys_ == 0 ? 0.0 : std::ldexp(1.0, -static_cast<int>(fingerprint_bits)); }
+  double predicted_fpr() const noexcept {
+    return keys_ == 0 ? 0.0 : std::ldexp(1.0, -static_cast<int>(fingerprint_bits));
+  }
   std::uint64_t slot_count() const noexcept { return geometry_.slots; }
   const Geometry& geometry() const noexcept { return geometry_; }
   std::uint64_t seed() const noexcept { return hasher_.seed(); }
@@ -332,7 +339,8 @@ class basic_xor_filter : public detail::key_interface<basic_xor_filter<Geometry,
       return fuse_geometry::from(L, p.extra[1]);
     } else {
       if (p.layout != 0 || p.extra[1] != 0) throw invalid_argument("an xor filter has no segments");
-      if (slots % 3 != 0 || slots < 33) throw invalid_argument("slot count " + std::to_string(slots) + " is not 3 blocks");
+      if (slots % 3 != 0 || slots < 33)
+        throw invalid_argument("slot count " + std::to_string(slots) + " is not 3 blocks");
       xor_geometry g;
       g.slots = slots;
       g.block = slots / 3;

@@ -278,8 +278,9 @@ inline void sort_unique(std::vector<std::uint64_t>& v) {
     for (const std::uint64_t x : v) sorted[next[x >> shift]++] = x;
   }
   const auto sort_buckets = [&](std::size_t from, std::size_t to) {
-    for (std::size_t b = from; b < to; ++b) std::sort(sorted.begin() + static_cast<std::ptrdiff_t>(start[b]),
-                                                       sorted.begin() + static_cast<std::ptrdiff_t>(start[b + 1]));
+    for (std::size_t b = from; b < to; ++b)
+      std::sort(sorted.begin() + static_cast<std::ptrdiff_t>(start[b]),
+                sorted.begin() + static_cast<std::ptrdiff_t>(start[b + 1]));
   };
   const std::size_t buckets = std::size_t{1} << bits;
   if (v.size() >= (std::size_t{1} << 22)) {

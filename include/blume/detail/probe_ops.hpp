@@ -43,7 +43,8 @@ class flat_probe_ops {
 
   bool contains(const word_type* words, digest d) const noexcept {
     // Early exit: an absent key usually fails within the first two probes, saving their cache misses.
-    return self().for_each_probe(d, [&](std::uint64_t pos) { return (load_relaxed(words[pos >> 6]) >> (pos & 63)) & 1; });
+    return self().for_each_probe(d,
+                                 [&](std::uint64_t pos) { return (load_relaxed(words[pos >> 6]) >> (pos & 63)) & 1; });
   }
 
   /// Only the first two probes: an absent key is usually rejected by them, and prefetching all k lines of
@@ -62,9 +63,7 @@ class flat_probe_ops {
     });
   }
 
-  std::size_t storage_bytes() const noexcept {
-    return static_cast<std::size_t>((self().bits() + 63) / 64 * 8);
-  }
+  std::size_t storage_bytes() const noexcept { return static_cast<std::size_t>((self().bits() + 63) / 64 * 8); }
 
  private:
   const Layout& self() const noexcept { return static_cast<const Layout&>(*this); }
