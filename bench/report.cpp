@@ -13,6 +13,7 @@
 
 #include "blume/kinds.hpp"
 #include "build_info.hpp"
+#include "number_text.hpp"
 #include "our_kinds.hpp"
 
 namespace blume::bench {
@@ -41,15 +42,7 @@ std::string format_mib(std::uint64_t bytes) {
 
 std::string format_percent(double fraction) { return printf_string("%.4f%%", fraction * 100); }
 
-std::string format_count(std::uint64_t n) {
-  const std::string digits = std::to_string(n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i != 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
-}
+std::string format_count(std::uint64_t n) { return text::with_commas(n); }
 
 /// "10M" for round millions, else the count with separators.
 std::string format_items(std::uint64_t n) {

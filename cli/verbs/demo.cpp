@@ -16,6 +16,7 @@
 
 #include "blume/blume.hpp"
 #include "filter_ops.hpp"
+#include "number_text.hpp"
 #include "shared.hpp"
 #include "synthetic_keys.hpp"
 #include "units.hpp"
@@ -53,15 +54,7 @@ double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
 }
 
-std::string with_commas(std::uint64_t v) {
-  const std::string digits = std::to_string(v);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i != 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
-}
+using text::with_commas;
 
 /// Bytes a std::unordered_set<std::string> needs per address, measured with the allocator's own
 /// statistics on a sample (nodes, buckets, string buffers and malloc overhead all included).

@@ -305,7 +305,7 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
   // hashes, capacity, fpr's IEEE-754 bits, as u64), then each layer's payload in order. The table makes
   // the file its own description: a reader never asks a planner, so tuning one cannot change how stored
   // files read. Files written before the table existed (flag bit 1 clear) get the policy's geometry for
-  // their parameters, as when they were written (the version-1 fixtures' tests hold it).
+  // their parameters, as when they were written (the tests of tests/fixtures, v1 and v2-planned, hold it).
   static constexpr std::uint64_t flag_non_scaling = 1, flag_layer_table = 2;
 
   filter_parameters parameters() const noexcept {
@@ -330,34 +330,25 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
   /// The payload's size as its layer table (or, without one, the policy) describes it; invalid_argument
   /// when the parameters or the table describe no chain. Reads at most the table, within `payload`.
   static std::uint64_t payload_size(const filter_parameters& p, std::span<const std::byte> payload) {
-    const scalable_bloom_filter shape = from_parameters(p);
-    const std::vector<filter_parameters> layers = layer_parameters_of(shape, p, payload);
     std::uint64_t size = prefix_bytes(p);
-    for (const filter_parameters& lp : layers) size += Layer::payload_size(lp);
+    for (const stored_layer& l : stored_layers(from_parameters(p), p, payload))
+      size += Layer::payload_size(l.parameters);
     return size;
   }
   static scalable_bloom_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t,
                                             byte_storage payload) {
     scalable_bloom_filter f = from_parameters(p, seed);
-    const std::span<const std::byte> bytes(payload.data(), payload.size());
-    const std::vector<filter_parameters> layer_params = layer_parameters_of(f, p, bytes);
+    const std::vector<stored_layer> layers = stored_layers(f, p, {payload.data(), payload.size()});
     f.counts_.assign(p.secondary, 0);
     std::memcpy(f.counts_.data(), payload.data(), 8 * static_cast<std::size_t>(p.secondary));
-    if (p.extra[3] & flag_layer_table) {
-      for (std::uint32_t i = 0; i < p.secondary; ++i) {
-        const std::byte* row = payload.data() + 8 * (static_cast<std::size_t>(p.secondary) + 4 * i);
-        f.specs_.push_back({detail::read_u64(row + 16), std::bit_cast<double>(detail::read_u64(row + 24))});
-      }
-    } else {
-      for (std::uint32_t i = 0; i < p.secondary; ++i) f.specs_.push_back(f.spec_at(i));
-    }
     const std::byte* at = payload.data() + prefix_bytes(p);
     for (std::uint32_t i = 0; i < p.secondary; ++i) {
-      const std::uint64_t size = Layer::payload_size(layer_params[i]);
+      const std::uint64_t size = Layer::payload_size(layers[i].parameters);
       byte_storage part = byte_storage::allocate(size);
       if (size != 0) std::memcpy(part.data(), at, size);
       at += size;
-      f.layers_.push_back(Layer::from_payload(layer_params[i], seed, f.counts_[i], std::move(part)));
+      f.layers_.push_back(Layer::from_payload(layers[i].parameters, seed, f.counts_[i], std::move(part)));
+      f.specs_.push_back(layers[i].spec);
     }
     f.rebuild_table();
     return f;
@@ -408,17 +399,24 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
     return 8 * std::uint64_t{p.secondary} * ((p.extra[3] & flag_layer_table) ? 5 : 1);
   }
 
-  /// Each layer's parameters: read from the table, or (without one) planned by the policy as when the
-  /// file was written. Each spec is taken one step from the last, so a 4096-layer file costs 4096 steps.
-  static std::vector<filter_parameters> layer_parameters_of(scalable_bloom_filter shape, const filter_parameters& p,
-                                                            std::span<const std::byte> payload) {
+  /// A layer as a file describes it: its parameters, and its design.
+  struct stored_layer {
+    filter_parameters parameters;
+    layer_spec spec;
+  };
+
+  /// Each layer's parameters and design: read from the table, or (without one) planned by the policy as
+  /// when the file was written. Each spec is taken one step from the last, so a 4096-layer file costs 4096
+  /// steps.
+  static std::vector<stored_layer> stored_layers(scalable_bloom_filter shape, const filter_parameters& p,
+                                                 std::span<const std::byte> payload) {
     if ((p.extra[3] & flag_layer_table) && payload.size() < prefix_bytes(p))
       throw invalid_argument("scalable filter: a payload of " + std::to_string(payload.size()) +
                              " bytes cannot hold the counts and layer table of " + std::to_string(p.secondary) +
                              " layers");
-    std::vector<filter_parameters> layers(p.secondary);
+    std::vector<stored_layer> layers(p.secondary);
     for (std::uint32_t i = 0; i < p.secondary; ++i) {
-      filter_parameters& lp = layers[i];
+      filter_parameters& lp = layers[i].parameters;
       lp.layout = Layer::layout_type::block_bits;
       if (p.extra[3] & flag_layer_table) {
         const std::byte* row = payload.data() + 8 * (static_cast<std::size_t>(p.secondary) + 4 * i);
@@ -430,9 +428,11 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
                                  detail::format_number(fpr));
         lp.primary = detail::read_u64(row);
         lp.secondary = static_cast<std::uint32_t>(hashes);
+        layers[i].spec = {capacity, fpr};
       } else {
         shape.specs_.push_back(shape.spec_at(i));
-        const auto layout = LayerPlan{}.layout(shape.specs_.back());
+        layers[i].spec = shape.specs_.back();
+        const auto layout = LayerPlan{}.layout(layers[i].spec);
         lp.primary = layout.bits();
         lp.secondary = layout.hashes();
       }
