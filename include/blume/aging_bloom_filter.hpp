@@ -237,7 +237,7 @@ class aging_bloom_filter : public detail::key_interface<aging_bloom_filter<Buffe
     if (p.extra[2] != 0) {
       bp.primary = p.extra[2];
       bp.secondary = static_cast<std::uint32_t>(p.extra[3]);
-    } else {  // written before the geometry was stored: frozen by the version-1 fixtures' tests
+    } else {  // written before the geometry was stored: frozen by the tests of tests/fixtures (v1, v2-planned)
       const filter_plan plan = Buffer::plan((p.primary + 1) / 2, std::bit_cast<double>(p.extra[0]) / 2);
       bp.primary = plan.bits;
       bp.secondary = plan.hashes;
