@@ -69,6 +69,7 @@ struct query_options {
   std::vector<std::string> keys;  // empty: keys from standard input
   key_format format = key_format::lines;
   bool quiet = false;
+  bool count = false;           // query: print counts
   bool allow_overfill = false;  // add
   bool no_wait = false;         // add, erase
 };

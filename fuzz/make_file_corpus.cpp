@@ -51,8 +51,8 @@ any_filter sample(filter_kind kind) {
   constexpr double fpr = 0.05;
   if (input_of(kind) == kind_input::keys_with_values) {
     std::vector<std::uint32_t> values(items);
-    for (std::uint32_t i = 0; i < items; ++i) values[i] = i % 16;
-    return bloomier_filter<>::build(keys(items), values, 4);
+    for (std::uint32_t i = 0; i < items; ++i) values[i] = i % 15 + 1;
+    return build_map_filter(kind, keys(items), values, fpr);
   }
   if (input_of(kind) == kind_input::included_and_excluded)
     return cascade_filter::build(keys(items), keys(4 * items, items));

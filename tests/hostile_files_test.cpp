@@ -128,8 +128,8 @@ F sample() {
   const auto k = keys();
   if constexpr (F::input == kind_input::keys_with_values) {
     std::vector<std::uint32_t> values(k.size());
-    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::uint32_t>(i % 1000);
-    return F::build(k, values, 10);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::uint32_t>(i % 200 + 1);
+    return F::from_pairs(k, values, 0.01);
   } else if constexpr (F::input == kind_input::included_and_excluded) {
     std::vector<std::uint64_t> excluded(30'000);
     for (std::uint64_t i = 0; i < excluded.size(); ++i) excluded[i] = i * 7919 + 1;

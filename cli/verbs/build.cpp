@@ -1,5 +1,6 @@
 // `blume build`: a filter file from keys (a file or standard input), sized by --items or by counting them
-// first; bloomier maps from KEY<TAB>VALUE records, cascades from an included and an excluded key file.
+// first; kinds of keys with values (bloomier, spatial, compact) from KEY<TAB>VALUE records, cascades from an
+// included and an excluded key file.
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
@@ -110,15 +111,17 @@ std::vector<std::string> read_keys(const std::string& path, key_format format) {
   return keys;
 }
 
-/// A Bloomier map from KEY<TAB>VALUE records (the value after the last tab, a decimal integer).
-any_filter build_bloomier(const build_options& o, std::uint64_t& keys) {
+/// A kind built from keys with values, from KEY<TAB>VALUE records (the value after the last tab, a decimal
+/// integer: a Bloomier map's value, a spatial filter's set, a compact approximator's value); the kind reads
+/// the pairs (build_map_filter).
+any_filter build_map(const build_options& o, filter_kind kind, std::uint64_t& keys) {
   if (!o.included.empty() || !o.excluded.empty())
-    throw invalid_argument("--included and --excluded are for a cascade; a bloomier map reads KEY<TAB>VALUE records");
+    throw invalid_argument("--included and --excluded are for a cascade; a " + std::string(kind_name(kind)) +
+                           " filter reads KEY<TAB>VALUE records");
   key_source source(o.input, o.format);
   std::vector<std::string> names;
   std::vector<std::uint64_t> values;
-  std::uint64_t record = 0, widest = 0;
-  const std::uint32_t limit = o.value_bits.value_or(32);
+  std::uint64_t record = 0;
   source.for_each_block([&](std::string_view block) {
     for_each_key(block, source.delimiter(), [&](std::string_view line) {
       ++record;
@@ -130,20 +133,15 @@ any_filter build_bloomier(const build_options& o, std::uint64_t& keys) {
       if (tab == std::string_view::npos || text.empty() || ec != std::errc() || end != text.data() + text.size())
         throw invalid_argument("record " + std::to_string(record) + " of " + (o.input == "-" ? "stdin" : o.input) +
                                " is not KEY<TAB>VALUE with a decimal value");
-      if (limit < 64 && (value >> limit) != 0)
+      if (o.value_bits && (value >> *o.value_bits) != 0)
         throw invalid_argument("record " + std::to_string(record) + ": value " + std::to_string(value) +
-                               " does not fit in " + std::to_string(limit) + " bits");
-      widest = std::max(widest, value);
+                               " does not fit in " + std::to_string(*o.value_bits) + " bits");
       names.emplace_back(line.substr(0, tab));
       values.push_back(value);
     });
   });
   keys = names.size();
-  const auto value_bits =
-      o.value_bits.value_or(std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::bit_width(widest))));
-  // The rate of an absent key passing is 2^-check bits: the fewest bits that meet --fpr.
-  const auto check_bits = static_cast<std::uint32_t>(std::clamp(std::ceil(-std::log2(o.fpr)), 1.0, 32.0));
-  return bloomier_filter<>::build(names, values, value_bits, check_bits);
+  return build_map_filter(kind, names, values, o.fpr, o.value_bits);
 }
 
 /// A cascade from the two key files.
@@ -176,18 +174,23 @@ int run_build(const build_options& options) {
   if (o.kind && input_of(*o.kind) != kind_input::keys) {
     std::uint64_t keys = 0;
     const bool keys_with_values = input_of(*o.kind) == kind_input::keys_with_values;
-    const any_filter filter = keys_with_values ? build_bloomier(o, keys) : build_cascade(o, keys);
+    const any_filter filter = keys_with_values ? build_map(o, *o.kind, keys) : build_cascade(o, keys);
     refuse_empty(o, keys, keys_with_values ? o.input : o.included);
     filter_design design;  // a cascade is exact: no rate to record
-    if (const auto* map = std::get_if<bloomier_filter<>>(&filter); map != nullptr && keys != 0)
-      design = {keys, std::ldexp(1.0, -static_cast<int>(map->check_bits()))};
+    if (keys != 0)
+      std::visit(
+          [&](const auto& f) {
+            if constexpr (requires { f.predicted_fpr(); })
+              if (decltype(+f.predicted_fpr()) rate = f.predicted_fpr(); rate > 0) design = {keys, rate};
+          },
+          filter);
     lock_target(lock, o.output, o.no_wait);
     write_output(filter, o.output, design);
     report_build(o, *o.kind, keys);
     return 0;
   }
   if (o.value_bits || !o.included.empty() || !o.excluded.empty())
-    throw invalid_argument("--value-bits, --included and --excluded are for --kind bloomier and --kind cascade");
+    throw invalid_argument("--value-bits is for --kind bloomier, --included and --excluded for --kind cascade");
   key_source source(o.input, o.format);
   const bool sized_by_input = o.items == 0;
   if (sized_by_input) {
@@ -275,7 +278,7 @@ void register_build(CLI::App& app, int& status) {
   CLI::App* build = app.add_subcommand("build", "Build a filter file from newline- or NUL-delimited keys");
   build->add_option("--items", a->items,
                     "keys the filter is sized for (e.g. 100M; default: the keys in the input, counted first; "
-                    "not for bloomier or cascade)");
+                    "not for the kinds of KEY<TAB>VALUE records or cascade)");
   build->add_option("--fpr", a->fpr, "target false-positive rate (1% or 0.01)")->capture_default_str();
   build->add_option("--kind", a->kind, kinds_help() + " (default: the fastest that meets the rate)");
   build->add_option("--input", opts.input, "key file, or - for standard input")->capture_default_str();

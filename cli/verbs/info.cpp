@@ -139,6 +139,29 @@ int run_info(const std::string& file, bool json) {
             add("level bits", sizes.empty() ? "none" : sizes, json_sizes + "]");
             add("bits per included key", fixed(f.bits_per_included_key(), 2), json_number(f.bits_per_included_key()));
           }
+          if constexpr (requires {
+                          f.all_set_rates();
+                          f.emersion(1u);
+                        }) {
+            // Each set's keys and its rates under the model; in JSON one array under "sets".
+            const auto rates = f.all_set_rates();
+            std::string sets_json = "[";
+            for (std::uint32_t i = 1; i <= rates.size(); ++i)
+              sets_json += std::string(i > 1 ? ", " : "") + "{\"set\": " + std::to_string(i) +
+                           ", \"keys\": " + std::to_string(f.set_size(i)) +
+                           ", \"false_positive\": " + json_number(rates[i - 1].false_positive) +
+                           ", \"misreport\": " + json_number(rates[i - 1].misreport) +
+                           ", \"emersion\": " + json_number(f.emersion(i)) +
+                           ", \"model_emersion\": " + json_number(rates[i - 1].emersion) + "}";
+            add("sets", std::to_string(rates.size()), sets_json + "]");
+            for (std::uint32_t i = 1; i <= rates.size(); ++i)
+              add("  set " + std::to_string(i),
+                  std::to_string(f.set_size(i)) + " keys; absent keys reported as it " +
+                      percent(rates[i - 1].false_positive) + ", members reported as a later set " +
+                      percent(rates[i - 1].misreport) + "; emersion " + fixed(f.emersion(i), 3) + " (model " +
+                      fixed(rates[i - 1].emersion, 3) + ")",
+                  "");  // text only: the JSON has them in "sets"
+          }
           add("predicted FPR now", percent(f.predicted_fpr()), json_number(f.predicted_fpr()));
           // At capacity: each kind's own notion of full.
           double at_capacity = NAN;
@@ -152,11 +175,14 @@ int run_info(const std::string& file, bool json) {
   add("checksum", "ok (header and payload)", json_string("ok"));
   if (json) {
     std::string out = "{";
+    bool first = true;
     for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (fields[i].json.empty()) continue;
       std::string key = fields[i].name;
       std::replace(key.begin(), key.end(), ' ', '_');
       key.erase(std::remove_if(key.begin(), key.end(), [](char c) { return c == '(' || c == ')'; }), key.end());
-      out += (i ? ", " : "") + json_string(key) + ": " + fields[i].json;
+      out += (first ? "" : ", ") + json_string(key) + ": " + fields[i].json;
+      first = false;
     }
     std::printf("%s}\n", out.c_str());
   } else {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,18 +28,40 @@ struct plan_options {
   std::uint64_t key_bytes = 24;
   std::optional<std::uint32_t> value_bits;  // bloomier rows: the values' width
   std::optional<std::uint64_t> excluded;    // cascade rows: |S| (items is |R|)
+  std::optional<std::uint32_t> sets;        // spatial rows: the items shared out over this many sets
   bool json = false;
 };
 
 /// The command line as given: text until the callback parses it.
 struct plan_args {
   std::string items, fpr, memory, kind, key_bytes = "24", excluded;
+  std::uint32_t sets = 0;
   std::uint32_t value_bits = 0;
   bool json = false;
 };
 
 /// A budget that buys a rate this high buys nothing useful: half the absent keys would pass.
 constexpr double useless_rate = 0.5;
+
+/// A kind whose size depends on its values' width as well (a Bloomier map).
+template <class F>
+concept planned_with_value_bits = requires(std::uint64_t n, double fpr, std::uint32_t bits) { F::plan(n, fpr, bits); };
+/// A kind planned for the sizes of several sets (a spatial filter).
+template <class F>
+concept planned_per_set = requires(std::span<const std::uint64_t> sizes, double fpr) { F::plan(sizes, fpr); };
+
+/// Whether the command line gives what kind `k` needs to be planned beyond a key count and a rate.
+bool has_inputs_for(filter_kind k, const plan_options& o) {
+  bool given = false;
+  visit_kind(k, [&](auto type) {
+    using F = typename decltype(type)::type;
+    if constexpr (planned_with_value_bits<F>) given = o.value_bits.has_value();
+    else if constexpr (planned_per_set<F>) given = o.sets.has_value();
+    else if constexpr (F::input == kind_input::included_and_excluded) given = o.excluded.has_value();
+    else given = true;
+  });
+  return given;
+}
 
 struct plan_row {
   filter_kind kind;
@@ -54,9 +77,7 @@ int run_plan(const plan_options& o) {
     kinds.assign(all_kinds.begin(), all_kinds.end());
     // A kind with inputs of its own is planned when its input's size is given.
     for (const filter_kind k : map_kinds)
-      if ((input_of(k) == kind_input::keys_with_values && o.value_bits) ||
-          (input_of(k) == kind_input::included_and_excluded && o.excluded))
-        kinds.push_back(k);
+      if (has_inputs_for(k, o) && (o.value_bits || o.sets || o.excluded)) kinds.push_back(k);
   }
   const double n = static_cast<double>(o.items);
   // The largest filter blume builds: a bigger budget is capped, and says so.
@@ -80,11 +101,19 @@ int run_plan(const plan_options& o) {
           row.problem = "budget too small: the rate would be " + percent(row.plan->predicted_fpr);
           row.plan.reset();
         }
-      } else if (input_of(k) == kind_input::keys_with_values && o.value_bits) {
-        visit_kind(k, [&](auto type) {
-          if constexpr (decltype(type)::type::input == kind_input::keys_with_values)
-            row.plan = decltype(type)::type::plan(o.items, *o.fpr, *o.value_bits);
-        });
+      } else if (visit_kind(k,
+                            [&](auto type) {
+                              using F = typename decltype(type)::type;
+                              if constexpr (planned_with_value_bits<F>) {
+                                row.plan = F::plan(o.items, *o.fpr, *o.value_bits);
+                              } else if constexpr (planned_per_set<F>) {
+                                // The items shared out as evenly as whole keys allow, the first sets taking the rest.
+                                std::vector<std::uint64_t> sizes(*o.sets, o.items / *o.sets);
+                                for (std::uint64_t i = 0; i < o.items % *o.sets; ++i) ++sizes[i];
+                                row.plan = F::plan(sizes, *o.fpr);
+                              }
+                            }) &&
+                 row.plan) {
       } else {
         row.plan = plan_for(o.items, *o.fpr, k);
       }
@@ -194,8 +223,19 @@ plan_options to_options(const plan_args& a, const CLI::App& plan) {
   const bool cascade_only = o.kind && input_of(*o.kind) == kind_input::included_and_excluded;  // exact: no rate
   if (o.fpr.has_value() == o.memory_bytes.has_value() && !(cascade_only && !o.memory_bytes))
     throw invalid_argument("give either --fpr or --memory");
-  if (o.kind && input_of(*o.kind) == kind_input::keys_with_values && !o.value_bits)
-    throw invalid_argument("--kind bloomier: give the values' width with --value-bits");
+  if (plan.count("--sets") != 0) {
+    if (a.sets == 0 || a.sets > o.items)
+      throw invalid_argument("--sets must be in [1, --items], got " + std::to_string(a.sets));
+    o.sets = a.sets;
+  }
+  if (o.kind && !o.memory_bytes && !has_inputs_for(*o.kind, o))
+    visit_kind(*o.kind, [](auto type) {
+      using F = typename decltype(type)::type;
+      if constexpr (planned_with_value_bits<F>)
+        throw invalid_argument("--kind " + std::string(F::name) + ": give the values' width with --value-bits");
+      else if constexpr (planned_per_set<F>)
+        throw invalid_argument("--kind " + std::string(F::name) + ": give the number of sets with --sets");
+    });
   if (cascade_only && !o.excluded)
     throw invalid_argument("--kind cascade: give the excluded set's size with --excluded");
   o.key_bytes = parse_count(a.key_bytes, "--key-bytes", 1e6);
@@ -215,6 +255,9 @@ void register_plan(CLI::App& app, int& status) {
   plan->add_option("--key-bytes", a->key_bytes, "average key length, for the hash-set comparison")
       ->capture_default_str();
   plan->add_option("--value-bits", a->value_bits, "bloomier: bits per value (1-32); adds the bloomier row");
+  plan->add_option("--sets", a->sets,
+                   "spatial: the number of sets the items are shared out over, in priority order; adds the spatial "
+                   "row");
   plan->add_option("--excluded", a->excluded,
                    "cascade: keys of the excluded set (--items is the included set); adds the cascade row");
   plan->add_flag("--json", a->json, "one JSON object");

@@ -1,5 +1,5 @@
-// `blume query`: maybe or no (yes for a cascade, absent for a filter that forgets, the value for a map) for
-// each key given as an argument or read from standard input.
+// `blume query`: maybe or no (yes for a cascade, absent for a filter that forgets, the value for a kind that
+// answers with one, the count with --count) for each key given as an argument or read from standard input.
 #include <CLI/CLI.hpp>
 
 #include <memory>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "blume/any_filter.hpp"
+#include "filter_ops.hpp"
 #include "shared.hpp"
 
 namespace blume::cli {
@@ -18,6 +19,16 @@ namespace {
 
 int run_query(const query_options& o) {
   const any_filter filter = open_filter(o.file);
+  if (o.count)
+    std::visit(
+        [](const auto& f) {
+          using F = std::decay_t<decltype(f)>;
+          if constexpr (!can_count<F>)
+            throw invalid_argument(
+                "a " + std::string(F::name) + " filter keeps no counts (--count is for " +
+                kind_names_where([](auto type) { return can_count<typename decltype(type)::type>; }) + ")");
+        },
+        filter);
   bool any_no = false;
   output out;
   std::vector<char> answers;
@@ -26,8 +37,9 @@ int run_query(const query_options& o) {
         for_each_batch(o, [&](const std::vector<std::string_view>& batch) {
           answers.assign(batch.size(), 0);
           using F = std::decay_t<decltype(f)>;
-          if constexpr (F::input == kind_input::keys_with_values) {
-            // A map answers with the key's value.
+          if constexpr (can_find<F>) {
+            // A kind that answers with a value prints it: a map's value, a spatial filter's set, a compact
+            // approximator's bound, an attenuated filter's nearest level.
             for (const std::string_view k : batch) {
               const auto value = f.find(k);
               any_no |= !value.has_value();
@@ -37,6 +49,19 @@ int run_query(const query_options& o) {
             }
             out.flush();
             return;
+          }
+          if constexpr (can_count<F>) {
+            if (o.count) {
+              for (const std::string_view k : batch) {
+                const auto n = f.count(k);
+                any_no |= n == 0;
+                if (o.quiet) continue;
+                out.add(k);
+                out.add("\t" + std::to_string(n) + "\n");
+              }
+              out.flush();
+              return;
+            }
           }
           if constexpr (requires { f.contains_many(batch, answers.begin()); }) {
             f.contains_many(batch, answers.begin());
@@ -66,8 +91,12 @@ void register_query(CLI::App& app, int& status) {
   CLI::App* query = app.add_subcommand(
       "query",
       "Answer KEY<tab>maybe or KEY<tab>no for each key (arguments or stdin); stable and aging filters "
-      "answer KEY<tab>absent for keys not seen recently (they forget by design)");
+      "answer KEY<tab>absent for keys not seen recently (they forget by design); kinds that answer with a "
+      "value print it (a map's value, a spatial filter's set, a compact approximator's bound, an attenuated "
+      "filter's nearest level)");
   add_key_options(*query, *a);
+  query->add_flag("--count", a->options.count,
+                  "print KEY<tab>N, how many times the key was inserted at most (kinds that count)");
   query->add_flag("--quiet,-q", a->options.quiet,
                   "print nothing; exit 0 if every key may be present, 1 if one is certainly absent (for stable "
                   "and aging filters: not seen recently)");

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <ranges>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -35,8 +36,10 @@ inline any_filter make_filter(filter_kind kind, std::uint64_t items, double fpr)
                              " filter is static: it is built from all its keys at once (build_static_filter)");
     } else if constexpr (requires { F::for_capacity(items, fpr); }) {
       made.emplace(F::for_capacity(items, fpr));
-    } else {
+    } else if constexpr (std::is_constructible_v<F, std::uint64_t, double>) {
       made.emplace(std::in_place_type<F>, items, fpr);
+    } else {
+      throw invalid_argument(std::string(F::plan_refusal));
     }
   });
   if (!known) detail::unknown_kind(kind);
@@ -56,11 +59,35 @@ inline any_filter build_static_filter(filter_kind kind, std::vector<std::uint64_
     } else if constexpr (F::input != kind_input::keys) {
       throw invalid_argument("a " + std::string(F::name) + " filter takes its own inputs (" +
                              (F::input == kind_input::keys_with_values
-                                  ? "keys with values: bloomier_filter::build"
+                                  ? "keys with values: build_map_filter"
                                   : "included and excluded keys: cascade_filter::build") +
                              "), not one key set");
     } else {
       throw invalid_argument("'" + std::string(F::name) + "' is not a static kind");
+    }
+  });
+  if (!known) detail::unknown_kind(kind);
+  return std::move(*built);
+}
+
+/// A kind built from keys with values (kind_input::keys_with_values) from the pairs keys[i] → values[i],
+/// sized for them at `fpr`, as the kind reads the pairs (its from_pairs): a Bloomier map's values, a
+/// spatial filter's set numbers, a compact approximator's values. `value_bits` is the Bloomier map's value
+/// width (unset: the widest value's); other kinds refuse it.
+template <std::ranges::input_range Keys, std::ranges::input_range Values>
+any_filter build_map_filter(filter_kind kind, const Keys& keys, const Values& values, double fpr,
+                            std::optional<std::uint32_t> value_bits = std::nullopt) {
+  std::optional<any_filter> built;
+  const bool known = visit_kind(kind, [&](auto type) {
+    using F = typename decltype(type)::type;
+    if constexpr (F::input != kind_input::keys_with_values) {
+      throw invalid_argument("a " + std::string(F::name) + " filter is not built from keys with values");
+    } else if constexpr (requires { F::from_pairs(keys, values, fpr, value_bits); }) {
+      built.emplace(F::from_pairs(keys, values, fpr, value_bits));
+    } else {
+      if (value_bits)
+        throw invalid_argument("value bits are for a bloomier map, not a " + std::string(F::name) + " filter");
+      built.emplace(F::from_pairs(keys, values, fpr));
     }
   });
   if (!known) detail::unknown_kind(kind);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -138,6 +139,21 @@ class bloomier_filter : public detail::key_interface<bloomier_filter<Hasher>> {
     }
     throw invalid_argument("Bloomier filter: construction did not succeed with " + std::to_string(max_attempts) +
                            " seeds");
+  }
+
+  /// A map of the pairs keys[i] → values[i] whose absent keys pass at most at `fpr`: check bits
+  /// ⌈log2(1/fpr)⌉ (clamped to [1, 32]); values `value_bits` wide, by default the widest value's width.
+  template <std::ranges::input_range Keys, std::ranges::input_range Values>
+  static bloomier_filter from_pairs(const Keys& keys, const Values& values, double fpr,
+                                    std::optional<std::uint32_t> value_bits = std::nullopt) {
+    if (!(fpr > 0.0 && fpr < 1.0))
+      throw invalid_argument("false-positive rate must be in (0, 1), got " + detail::format_number(fpr));
+    std::uint64_t widest = 0;
+    for (auto&& v : values) widest = std::max(widest, static_cast<std::uint64_t>(v));
+    const std::uint32_t width =
+        value_bits.value_or(std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::bit_width(widest))));
+    const auto check_bits = static_cast<std::uint32_t>(std::clamp(std::ceil(-std::log2(fpr)), 1.0, 32.0));
+    return build(keys, values, width, check_bits);
   }
 
   /// The key's value, or nothing when it is absent (a false "present" with probability 2^−check_bits).

@@ -44,6 +44,13 @@ concept can_erase = requires(F& f, std::string_view k) {
 /// How many times a key was inserted, at most.
 template <class F>
 concept can_count = requires(const F& f, std::string_view k) { f.count(k); };
+/// Answers a lookup with a value, or nothing (a map's value, a spatial filter's set, a compact
+/// approximator's bound, an attenuated filter's nearest level).
+template <class F>
+concept can_find = requires(const F& f, std::string_view k) {
+  { f.find(k).has_value() } -> std::same_as<bool>;
+  *f.find(k);
+};
 /// Union with a filter of the same geometry.
 template <class F>
 concept can_merge = requires(F& f, const F& g) { f.merge(g); };

@@ -18,6 +18,7 @@
 #include "blume/bloom_filter.hpp"
 #include "blume/bloomier_filter.hpp"
 #include "blume/cascade_filter.hpp"
+#include "blume/compact_approximator.hpp"
 #include "blume/counting_bloom_filter.hpp"
 #include "blume/cuckoo_filter.hpp"
 #include "blume/error.hpp"
@@ -28,6 +29,7 @@
 #include "blume/quotient_filter.hpp"
 #include "blume/scalable_bloom_filter.hpp"
 #include "blume/serialization.hpp"
+#include "blume/spatial_bloom_filter.hpp"
 #include "blume/split_block_bloom_filter.hpp"
 #include "blume/stable_bloom_filter.hpp"
 #include "blume/xor_filter.hpp"
@@ -38,12 +40,13 @@ template <class... F>
 struct kind_list {};
 
 /// Every kind blume stores in files, as its default instantiation (XXH3 hashing; 4-bit counters for
-/// counting, 2-bit cells for stable, split-block buffers for aging), in id order.
-using filter_types =
-    kind_list<bloom_filter<>, partitioned_bloom_filter<>, blocked_bloom_filter<>, split_block_bloom_filter<>,
-              counting_bloom_filter<>, cuckoo_filter<>, quotient_filter<>, scalable_bloom_filter<>,
-              stable_bloom_filter<>, aging_bloom_filter<>, xor8_filter<>, xor16_filter<>, fuse8_filter<>,
-              fuse16_filter<>, golomb_coded_set<>, bloomier_filter<>, cascade_filter>;
+/// counting, 2-bit cells for stable, split-block buffers for aging, 8-bit cells for spatial, the max lattice
+/// of 32-bit values for compact), in id order.
+using filter_types = kind_list<bloom_filter<>, partitioned_bloom_filter<>, blocked_bloom_filter<>,
+                               split_block_bloom_filter<>, counting_bloom_filter<>, cuckoo_filter<>, quotient_filter<>,
+                               scalable_bloom_filter<>, stable_bloom_filter<>, aging_bloom_filter<>, xor8_filter<>,
+                               xor16_filter<>, fuse8_filter<>, fuse16_filter<>, golomb_coded_set<>, bloomier_filter<>,
+                               cascade_filter, spatial_bloom_filter<>, compact_approximator<>>;
 
 namespace detail {
 
@@ -172,12 +175,13 @@ namespace detail {
 
 /// The geometry for `items` keys at false-positive rate `fpr`: the kind's own planner (F::plan, in its
 /// header; the math in plan.hpp). Throws invalid_argument for items == 0, fpr outside (0, 1) or NaN, a
-/// size beyond max_filter_bits, or a kind a key count and a rate cannot size (bloomier, cascade).
+/// size beyond max_filter_bits, or a kind a key count and a rate cannot size (bloomier, cascade, spatial:
+/// their plan_refusal says what does).
 inline filter_plan plan_for(std::uint64_t items, double fpr, filter_kind kind = bloom_filter<>::kind) {
   filter_plan plan;
   const bool known = visit_kind(kind, [&](auto type) {
     using F = typename decltype(type)::type;
-    if constexpr (F::input == kind_input::keys) {
+    if constexpr (requires { F::plan(items, fpr); }) {
       plan = F::plan(items, fpr);
     } else {
       throw invalid_argument(std::string(F::plan_refusal));

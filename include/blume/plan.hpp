@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <limits>
 #include <numbers>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "blume/error.hpp"
 #include "blume/kind.hpp"
@@ -315,6 +317,38 @@ inline double split_block_items(double set_bits, double m) noexcept {
   if (set_bits >= m) return std::numeric_limits<double>::infinity();
   return (m / split_block_bits) * 32.0 * -std::log1p(-set_bits / m);
 }
+
+/// Spatial Bloom filter (Palmieri, Calderoni & Maio 2014; the model of Calderoni, Palmieri & Maio 2018,
+/// "Probabilistic properties of the spatial Bloom filters"): m cells, k probes, sets 1..s of n_1..n_s keys,
+/// a cell holding the largest set number that reached it. With N_{≥i} = Σ_{j≥i} n_j, a cell is at least i
+/// with probability p_{≥i} = 1 − (1 − 1/m)^{k·N_{≥i}}.
+inline double spatial_at_least(double keys_from_i, double m, double k) noexcept {
+  return -std::expm1(k * keys_from_i * std::log1p(-1.0 / m));
+}
+/// An absent key is reported as set i when all its k cells are at least i but not all at least i + 1:
+/// p_{≥i}^k − p_{≥i+1}^k. Summed over i this is the classic rate of the union.
+inline double spatial_false_positive(double keys_from_i, double keys_after_i, double m, double k) noexcept {
+  return std::max(0.0,
+                  std::pow(spatial_at_least(keys_from_i, m, k), k) - std::pow(spatial_at_least(keys_after_i, m, k), k));
+}
+/// The expected emersion of set i: the share of the cells set i wrote that no later set overwrote,
+/// (1 − 1/m)^{k·N_{>i}}.
+inline double spatial_emersion(double keys_after_i, double m, double k) noexcept {
+  return std::exp(k * keys_after_i * std::log1p(-1.0 / m));
+}
+/// A member of set i is reported as a later set when every one of its k cells was overwritten (the
+/// paper's inter-set error): (1 − e_i)^k with e_i the expected emersion.
+inline double spatial_misreport(double keys_after_i, double m, double k) noexcept {
+  return std::pow(-std::expm1(k * keys_after_i * std::log1p(-1.0 / m)), k);
+}
+
+/// Compact approximator (Boldi & Vigna 2005) over a lattice: a lookup's answer is the meet of the key's k
+/// cells, each the join of the values of every key that probed it. The answer can exceed the key's own
+/// value v only if each of the k cells was also reached by a key whose value is not below v; with
+/// `others` such keys that happens with probability (1 − e^{−k·others/m})^k. On a chain (the max lattice)
+/// that is the exact rate of an answer strictly above v; on other lattices an upper bound, since cells
+/// raised by different values can meet back at v.
+inline double compact_overestimate(double others, double m, double k) noexcept { return bloom_fpr(others, m, k); }
 
 }  // namespace math
 
@@ -674,6 +708,62 @@ filter_plan plan_cascade(std::uint64_t included, std::uint64_t excluded) {
     keys = admitted;
   }
   return p;
+}
+
+/// What a spatial plan predicts for one set (math::spatial_*).
+struct spatial_set_rates {
+  double false_positive = 0;  // an absent key reported as this set
+  double misreport = 0;       // a member reported as a later set
+  double emersion = 1;        // expected share of the set's cells that no later set overwrote
+  double worst() const noexcept { return std::max(false_positive, misreport); }
+};
+
+/// Each set's predicted rates in m cells with k probes, the sets holding `sizes` keys in priority order.
+inline std::vector<spatial_set_rates> spatial_rates(std::span<const std::uint64_t> sizes, double m, double k) {
+  std::vector<spatial_set_rates> rates(sizes.size());
+  double after = 0;  // N_{>i}
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    const double from = after + static_cast<double>(sizes[i]);
+    rates[i] = {math::spatial_false_positive(from, after, m, k), math::spatial_misreport(after, m, k),
+                math::spatial_emersion(after, m, k)};
+    after = from;
+  }
+  return rates;
+}
+
+/// Spatial: for each k, the fewest cells at which the worst set (the larger of its two error rates) meets
+/// ε; the k that needs the fewest cells wins. Near the optimum the worst rate is the first set's misreport
+/// or the union's false positives shared out, both classic-like in N, so the search starts from the classic
+/// size for N keys. bits = cells; predicted_fpr = the worst set's rate.
+template <kind_model K>
+filter_plan plan_spatial(std::span<const std::uint64_t> sizes, double fpr) {
+  if (sizes.empty()) throw invalid_argument("a spatial filter needs at least one set");
+  std::uint64_t total = 0;
+  for (const std::uint64_t n : sizes) {
+    if (n > max_filter_bits - total) throw invalid_argument("the sets hold more than 2^40 keys");
+    total += n;
+  }
+  const double ideal = checked_ideal_bits(std::max<std::uint64_t>(total, 1), fpr);
+  const auto worst = [&](std::uint64_t m, std::uint32_t k) {
+    double w = 0;
+    for (const spatial_set_rates& r : spatial_rates(sizes, static_cast<double>(m), k)) w = std::max(w, r.worst());
+    return w;
+  };
+  filter_plan best;
+  const std::uint32_t k0 = math::optimal_hash_count(ideal, static_cast<double>(std::max<std::uint64_t>(total, 1)));
+  const std::uint64_t hi = std::min<std::uint64_t>(max_filter_bits, static_cast<std::uint64_t>(4 * ideal) + 64);
+  for (std::uint32_t k = std::max<std::uint32_t>(1, k0 > 3 ? k0 - 3 : 1); k <= std::min(max_hashes, k0 + 3); ++k) {
+    const std::uint64_t m = smallest_satisfying(1, hi, [&](std::uint64_t cells) { return worst(cells, k) <= fpr; });
+    if (m > hi) continue;
+    if (best.bits == 0 || m < best.bits) {
+      best = make_plan<K>(total, m, k);
+      best.predicted_fpr = worst(m, k);
+    }
+  }
+  if (best.bits == 0)
+    throw invalid_argument("no spatial filter within 2^40 cells keeps every set under false-positive rate " +
+                           format_number(fpr));
+  return best;
 }
 
 }  // namespace detail

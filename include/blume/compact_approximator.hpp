@@ -1,0 +1,208 @@
+// The compact approximator (Boldi & Vigna, "Compact approximation of lattice functions with applications
+// to large-alphabet text search"): a Bloom filter whose bits are generalised to cells
+// holding elements of a lattice. Inserting (key, v) joins v into the key's k cells; a lookup answers the
+// meet of the k cells. Every cell a key reached holds at least its value, so the answer is never below the
+// join of the values inserted for the key, whatever the order of inserts and whatever else was inserted:
+// an upper bound that is exact unless every one of the key's cells was raised by other keys
+// (math::compact_overestimate). The Bloom filter is the two-element lattice {0, 1}.
+//
+// Thread safety: const calls may run concurrently; insert and merge need exclusive access.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <ranges>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "blume/detail/key_interface.hpp"
+#include "blume/detail/lattice_cells.hpp"
+#include "blume/error.hpp"
+#include "blume/hash.hpp"
+#include "blume/kind.hpp"
+#include "blume/parameters.hpp"
+#include "blume/plan.hpp"
+#include "blume/serialization.hpp"
+#include "blume/storage.hpp"
+
+namespace blume {
+
+template <lattice Lattice = max_lattice<std::uint32_t>, hasher Hasher = xxh3_hasher>
+class compact_approximator : public detail::key_interface<compact_approximator<Lattice, Hasher>> {
+  using key_calls = detail::key_interface<compact_approximator>;
+  using cells_type = detail::lattice_cells<Lattice>;
+
+ public:
+  using key_calls::contains;
+  using key_calls::find;
+  using key_calls::hash;
+  using key_calls::insert;
+  using hasher_type = Hasher;
+  using lattice_type = Lattice;
+  using value_type = typename Lattice::value_type;
+  static constexpr filter_kind kind{21};
+  static constexpr std::string_view name = "compact";
+  static constexpr kind_input input = kind_input::keys_with_values;
+  static constexpr bool is_static = false;
+
+  // The classic filter's geometry and model, in cells: an absent key answers above bottom exactly when each
+  // of its k cells was reached by a key of a value above bottom.
+  static std::uint64_t plan_bytes(std::uint64_t cells) noexcept { return cells_type::bytes_for(cells); }
+  static double model_fpr(double n, double m, double k) noexcept { return math::bloom_fpr(n, m, k); }
+  static filter_plan plan(std::uint64_t items, double fpr) {
+    return detail::plan_classic<compact_approximator>(items, fpr);
+  }
+  static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits) {
+    return detail::plan_classic_for_bits<compact_approximator>(items, bits / (8 * sizeof(value_type)));
+  }
+
+  /// Sized as a classic Bloom filter for `capacity` keys at `fpr`, in cells: `fpr` is the rate at which a
+  /// key never inserted answers above bottom.
+  compact_approximator(std::uint64_t capacity, double fpr, std::uint64_t seed = Hasher::default_seed)
+      : compact_approximator(plan(capacity, fpr), seed) {}
+  /// `cells` cells probed `hashes` times per key.
+  static compact_approximator with_geometry(std::uint64_t cells, std::uint32_t hashes,
+                                            std::uint64_t seed = Hasher::default_seed) {
+    return compact_approximator(Hasher(seed), cells_type(cells, hashes), 0);
+  }
+
+  /// An approximator of the pairs keys[i] → values[i], sized for their number at `fpr`. A key given twice
+  /// answers at least the join of its values.
+  template <std::ranges::input_range Keys, std::ranges::input_range Values>
+  static compact_approximator from_pairs(const Keys& keys, const Values& values, double fpr) {
+    const auto n = static_cast<std::uint64_t>(std::ranges::distance(keys));
+    compact_approximator f(std::max<std::uint64_t>(n, 1), fpr);
+    auto v = std::ranges::begin(values);
+    std::uint64_t index = 0;
+    for (auto&& k : keys) {
+      if (v == std::ranges::end(values)) throw invalid_argument("compact approximator: fewer values than keys");
+      const auto value = static_cast<std::uint64_t>(*v);
+      if (value > static_cast<std::uint64_t>(static_cast<value_type>(~value_type{0})))
+        throw invalid_argument("compact approximator: the value of key " + std::to_string(index) + " (" +
+                               std::to_string(value) + ") does not fit in " + std::to_string(8 * sizeof(value_type)) +
+                               " bits");
+      f.insert(k, static_cast<value_type>(value));
+      ++v;
+      ++index;
+    }
+    if (v != std::ranges::end(values)) throw invalid_argument("compact approximator: more values than keys");
+    return f;
+  }
+
+  /// Joins `value` into the key's cells: from now on the key answers at least `value`.
+  void insert(const digest& d, value_type value) noexcept {
+    cells_.join(d, value);
+    ++inserted_;
+  }
+  /// The upper bound: the meet of the key's cells (bottom for a key nothing reached).
+  value_type value(const digest& d) const noexcept { return cells_.meet(d); }
+  template <key K>
+  value_type value(const K& k) const noexcept {
+    return value(hash(k));
+  }
+  /// The upper bound, or nothing when it is bottom (no key of a value above bottom reached every cell).
+  std::optional<value_type> find(const digest& d) const noexcept {
+    const value_type v = value(d);
+    if (v == Lattice::bottom()) return std::nullopt;
+    return v;
+  }
+  bool contains(const digest& d) const noexcept { return value(d) != Lattice::bottom(); }
+
+  /// Cell-wise join: every key of either answers at least what it answered in either. Same geometry and
+  /// seed, or incompatible_filters.
+  void merge(const compact_approximator& other) {
+    if (other.cells_.cells() != cells_.cells() || other.cells_.hashes() != cells_.hashes() || other.seed() != seed())
+      throw incompatible_filters("compact approximators differ in cells, hashes or seed");
+    cells_.join_all(other.cells_);
+    inserted_ += other.inserted_;
+  }
+
+  /// The rate at which a key answers above its own value v, with `others` keys inserted whose values are
+  /// not below v (math::compact_overestimate): exact on a chain, an upper bound otherwise.
+  double overestimate_probability(double others) const noexcept {
+    return math::compact_overestimate(others, static_cast<double>(cells_.cells()), cells_.hashes());
+  }
+  /// The model's rate for a key never inserted, all inserts counted as above bottom.
+  double predicted_fpr() const noexcept { return overestimate_probability(static_cast<double>(inserted_)); }
+  /// Distinct keys, from the cells above bottom (the classic estimate).
+  double estimated_count() const noexcept {
+    return math::classic_items(static_cast<double>(cells_.occupied()), static_cast<double>(cells_.cells()),
+                               cells_.hashes());
+  }
+  std::uint64_t cells() const noexcept { return cells_.cells(); }
+  std::uint32_t hashes() const noexcept { return cells_.hashes(); }
+  /// Inserts made (a key inserted twice counts twice).
+  std::uint64_t inserted() const noexcept { return inserted_; }
+  std::uint64_t seed() const noexcept { return hasher_.seed(); }
+  const Hasher& hasher() const noexcept { return hasher_; }
+  std::size_t size_in_bytes() const noexcept { return cells_.storage_bytes() + sizeof(*this); }
+
+  friend bool operator==(const compact_approximator& a, const compact_approximator& b) noexcept {
+    return a.seed() == b.seed() && a.inserted_ == b.inserted_ && a.cells_ == b.cells_;
+  }
+
+  // ---- serialization hooks (format.hpp) --------------------------------------------------------------
+  // primary = cells, secondary = k, layout = the lattice's id (its cell width in its low byte); extra all
+  // zero; inserted = inserts. Payload: the cells, little-endian, zero-padded to a multiple of 8 bytes.
+
+  filter_parameters parameters() const noexcept {
+    filter_parameters p;
+    p.primary = cells_.cells();
+    p.secondary = cells_.hashes();
+    p.layout = Lattice::id;
+    return p;
+  }
+  template <class Fn>
+  void for_each_payload_segment(Fn&& fn) const {
+    fn(cells_.bytes());
+  }
+  static std::uint64_t payload_size(const filter_parameters& p) {
+    check_parameters(p);
+    return cells_type::bytes_for(p.primary);
+  }
+  static compact_approximator from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
+                                           byte_storage payload) {
+    try {
+      check_parameters(p);
+    } catch (const invalid_argument& e) {
+      throw format_error(std::string("invalid parameters: ") + e.what());
+    }
+    cells_type::check_payload(p.primary, {payload.data(), payload.size()});
+    return compact_approximator(Hasher(seed), cells_type(p.primary, p.secondary, std::move(payload)), inserted);
+  }
+
+ private:
+  compact_approximator(const filter_plan& plan, std::uint64_t seed)
+      : hasher_(seed), cells_(plan.bits, plan.hashes) {}
+  compact_approximator(const Hasher& h, cells_type cells, std::uint64_t inserted)
+      : hasher_(h), cells_(std::move(cells)), inserted_(inserted) {}
+
+  static void check_parameters(const filter_parameters& p) {
+    if (p.layout != Lattice::id)
+      throw invalid_argument("the cells hold lattice 0x" + hex(p.layout) + ", not this type's 0x" + hex(Lattice::id));
+    for (const std::uint64_t e : p.extra)
+      if (e != 0) throw invalid_argument("reserved header bytes are not zero");
+    cells_type::check(p.primary, p.secondary);
+  }
+  static std::string hex(std::uint32_t x) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string s;
+    do {
+      s.insert(s.begin(), digits[x % 16]);
+      x /= 16;
+    } while (x != 0);
+    return s;
+  }
+
+  Hasher hasher_;
+  cells_type cells_;
+  std::uint64_t inserted_ = 0;
+};
+
+static_assert(serializable_filter<compact_approximator<>>);
+static_assert(can_merge<compact_approximator<>>);
+
+}  // namespace blume

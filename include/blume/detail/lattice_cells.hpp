@@ -1,0 +1,147 @@
+// An array of m cells holding lattice values, probed k times per key with the classic probe sequence:
+// the storage and probing the compact approximator and the spatial filter share. Inserting joins the
+// value into the key's k cells; a lookup meets them. Cells are native unsigned integers, little-endian in
+// files (hash.hpp asserts a little-endian host), so a file's payload is used in place.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "blume/detail/probe_ops.hpp"
+#include "blume/error.hpp"
+#include "blume/hash.hpp"
+#include "blume/plan.hpp"
+#include "blume/storage.hpp"
+
+namespace blume {
+
+/// A lattice of cell values: an unsigned integer type with a least element (bottom), a join (least upper
+/// bound) and a meet (greatest lower bound), and the id files record it by. join and meet must be
+/// associative, commutative and idempotent, with bottom the identity of join: that is what makes the
+/// approximator's answer never fall below a key's value, whatever the order of inserts. Bottom is 0,
+/// what fresh (zeroed) cells hold.
+template <class L>
+concept lattice = std::unsigned_integral<typename L::value_type> &&
+                  requires(typename L::value_type a, typename L::value_type b) {
+                    { L::bottom() } -> std::same_as<typename L::value_type>;
+                    { L::join(a, b) } -> std::same_as<typename L::value_type>;
+                    { L::meet(a, b) } -> std::same_as<typename L::value_type>;
+                    { L::id } -> std::convertible_to<std::uint32_t>;
+                  };
+
+/// Unsigned integers under max and min: an upper bound on a per-key number (a last-seen time, a
+/// frequency, a version). Ids 0x108, 0x110, 0x120, 0x140 (0x100 + the width in bits).
+template <std::unsigned_integral T>
+struct max_lattice {
+  using value_type = T;
+  static constexpr std::uint32_t id = 0x100 + 8 * sizeof(T);
+  static constexpr T bottom() noexcept { return 0; }
+  static constexpr T join(T a, T b) noexcept { return a > b ? a : b; }
+  static constexpr T meet(T a, T b) noexcept { return a < b ? a : b; }
+};
+
+/// Small sets (bit masks) under union and intersection: a superset of a key's tags. Ids 0x208, 0x210,
+/// 0x220, 0x240.
+template <std::unsigned_integral T>
+struct bitset_lattice {
+  using value_type = T;
+  static constexpr std::uint32_t id = 0x200 + 8 * sizeof(T);
+  static constexpr T bottom() noexcept { return 0; }
+  static constexpr T join(T a, T b) noexcept { return static_cast<T>(a | b); }
+  static constexpr T meet(T a, T b) noexcept { return static_cast<T>(a & b); }
+};
+
+namespace detail {
+
+template <lattice L>
+class lattice_cells {
+  static_assert(L::bottom() == 0,
+                "bottom must be 0, what fresh (zeroed) cells hold: a lattice ordered the other way stores ~v");
+
+ public:
+  using value_type = typename L::value_type;
+  /// The largest cell count: a cell array may take up to 2^40 bits.
+  static constexpr std::uint64_t max_cells = max_filter_bits / (8 * sizeof(value_type));
+
+  /// Bytes of `cells` cells, in whole 64-bit words (the payload's size).
+  static constexpr std::uint64_t bytes_for(std::uint64_t cells) noexcept {
+    return (cells * sizeof(value_type) + 7) / 8 * 8;
+  }
+  static void check(std::uint64_t cells, std::uint32_t hashes) {
+    if (cells == 0 || cells > max_cells)
+      throw invalid_argument("cells must be in [1, " + std::to_string(max_cells) + "], got " + std::to_string(cells));
+    if (hashes == 0 || hashes > max_hashes)
+      throw invalid_argument("hashes must be in [1, 64], got " + std::to_string(hashes));
+  }
+
+  lattice_cells(std::uint64_t cells, std::uint32_t hashes)
+      : lattice_cells(cells, hashes, (check(cells, hashes), byte_storage::allocate(bytes_for(cells)))) {}
+  /// Over a payload of exactly bytes_for(cells) bytes; the caller checked the geometry and the size.
+  lattice_cells(std::uint64_t cells, std::uint32_t hashes, byte_storage storage) noexcept
+      : cells_(cells), hashes_(hashes), storage_(std::move(storage)) {}
+
+  void join(const digest& d, value_type v) noexcept {
+    value_type* c = data();
+    double_hashing_probes(d, hashes_, cells_, [&](std::uint64_t i) {
+      c[i] = L::join(c[i], v);
+      return true;
+    });
+  }
+  /// The meet of the key's k cells; stops at bottom, below which nothing can fall.
+  value_type meet(const digest& d) const noexcept {
+    const value_type* c = data();
+    value_type acc{};
+    bool first = true;
+    double_hashing_probes(d, hashes_, cells_, [&](std::uint64_t i) {
+      acc = first ? c[i] : L::meet(acc, c[i]);
+      first = false;
+      return acc != L::bottom();
+    });
+    return acc;
+  }
+  /// Cell-wise join with an array of the same geometry: every key of either answers at least as before.
+  void join_all(const lattice_cells& other) noexcept {
+    value_type* c = data();
+    const value_type* o = other.data();
+    for (std::uint64_t i = 0; i < cells_; ++i) c[i] = L::join(c[i], o[i]);
+  }
+
+  std::uint64_t cells() const noexcept { return cells_; }
+  std::uint32_t hashes() const noexcept { return hashes_; }
+  value_type cell(std::uint64_t i) const noexcept { return data()[i]; }
+  /// Cells above bottom: the fill the count estimate reads.
+  std::uint64_t occupied() const noexcept {
+    std::uint64_t n = 0;
+    for (std::uint64_t i = 0; i < cells_; ++i) n += data()[i] != L::bottom();
+    return n;
+  }
+  std::span<const std::byte> bytes() const noexcept { return {storage_.data(), storage_.size()}; }
+  std::size_t storage_bytes() const noexcept { return storage_.size(); }
+
+  /// Padding past the last cell must be zero, so that one set of cells has one encoding.
+  static void check_payload(std::uint64_t cells, std::span<const std::byte> payload) {
+    if (payload.size() != bytes_for(cells)) throw format_error("payload size does not match the cells");
+    for (std::size_t i = cells * sizeof(value_type); i < payload.size(); ++i)
+      if (payload[i] != std::byte{0}) throw format_error("padding past the last cell is not zero");
+  }
+
+  friend bool operator==(const lattice_cells& a, const lattice_cells& b) noexcept {
+    return a.cells_ == b.cells_ && a.hashes_ == b.hashes_ && a.storage_.size() == b.storage_.size() &&
+           std::memcmp(a.storage_.data(), b.storage_.data(), a.storage_.size()) == 0;
+  }
+
+ private:
+  value_type* data() noexcept { return reinterpret_cast<value_type*>(storage_.data()); }
+  const value_type* data() const noexcept { return reinterpret_cast<const value_type*>(storage_.data()); }
+
+  std::uint64_t cells_;
+  std::uint32_t hashes_;
+  byte_storage storage_;
+};
+
+}  // namespace detail
+}  // namespace blume
