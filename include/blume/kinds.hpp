@@ -181,10 +181,12 @@ inline filter_plan plan_for(std::uint64_t items, double fpr, filter_kind kind = 
   filter_plan plan;
   const bool known = visit_kind(kind, [&](auto type) {
     using F = typename decltype(type)::type;
-    if constexpr (requires { F::plan(items, fpr); }) {
-      plan = F::plan(items, fpr);
-    } else {
+    // A kind that a key count and a rate cannot size says so (cascade's plan takes two set sizes, which a
+    // count and a rate would convert to).
+    if constexpr (requires { F::plan_refusal; }) {
       throw invalid_argument(std::string(F::plan_refusal));
+    } else {
+      plan = F::plan(items, fpr);
     }
   });
   if (!known) detail::unknown_kind(kind);
