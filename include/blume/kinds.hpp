@@ -23,6 +23,7 @@
 #include "blume/error.hpp"
 #include "blume/golomb_coded_set.hpp"
 #include "blume/kind.hpp"
+#include "blume/layered_bloom_filter.hpp"
 #include "blume/partitioned_bloom_filter.hpp"
 #include "blume/plan.hpp"
 #include "blume/quotient_filter.hpp"
@@ -38,12 +39,13 @@ template <class... F>
 struct kind_list {};
 
 /// Every kind blume stores in files, as its default instantiation (XXH3 hashing; 4-bit counters for
-/// counting, 2-bit cells for stable, split-block buffers for aging), in id order.
+/// counting, 2-bit cells for stable, split-block buffers for aging, blocked layers for layered), in id order.
 using filter_types =
     kind_list<bloom_filter<>, partitioned_bloom_filter<>, blocked_bloom_filter<>, split_block_bloom_filter<>,
               counting_bloom_filter<>, cuckoo_filter<>, quotient_filter<>, scalable_bloom_filter<>,
               stable_bloom_filter<>, aging_bloom_filter<>, xor8_filter<>, xor16_filter<>, fuse8_filter<>,
-              fuse16_filter<>, golomb_coded_set<>, bloomier_filter<>, cascade_filter>;
+              fuse16_filter<>, golomb_coded_set<>, bloomier_filter<>, cascade_filter,
+              layered_bloom_filter<>>;
 
 namespace detail {
 
