@@ -143,9 +143,8 @@ TEST(Golden, OneKeySetsThesePositions) {
   // Three inserts of one key: its blocked positions in layers 1, 2 and 3 (10,240 bits each), none in layer 4.
   blume::layered_bloom_filter<> layered(1000, 0.01);
   for (int i = 0; i < 3; ++i) layered.insert(std::string_view("anna@example.com"));
-  EXPECT_EQ(set_positions(layered),
-            (std::vector<std::uint64_t>{8308, 8353, 8456, 8619, 8653, 18548, 18593, 18696, 18859, 18893, 28788, 28833,
-                                        28936, 29099, 29133}));
+  EXPECT_EQ(set_positions(layered), (std::vector<std::uint64_t>{8308, 8353, 8456, 8619, 8653, 18548, 18593, 18696,
+                                                                18859, 18893, 28788, 28833, 28936, 29099, 29133}));
 }
 
 // docs/format.md's worked example ("Probing", classic kind), bit for bit: m = 1000, k = 4, a chosen digest.

@@ -147,9 +147,10 @@ TEST(LayeredFilter, NeverUnderCountsAndOverCountsAsTheModelSays) {
   // Inserted keys of multiplicity c < L: at least layer c + 1's rate, at most layer 1's.
   for (std::uint32_t c = 1; c < L; ++c) {
     const double measured = over[c] / with[c];
-    std::printf("  multiplicity %u: over-counted %.6f of %.0f keys; layer %u's rate %.6f, layer 1's %.6f, "
-                "bound %.6f\n",
-                c, measured, with[c], c + 1, rate[c], rate[0], f.overcount_bound(c));
+    std::printf(
+        "  multiplicity %u: over-counted %.6f of %.0f keys; layer %u's rate %.6f, layer 1's %.6f, "
+        "bound %.6f\n",
+        c, measured, with[c], c + 1, rate[c], rate[0], f.overcount_bound(c));
     EXPECT_GE(measured, rate[c] - bound_999(rate[c], with[c])) << c;
     EXPECT_LE(measured, rate[0] + bound_999(rate[0], with[c])) << c;
     EXPECT_LE(measured, f.overcount_bound(c) + bound_999(f.overcount_bound(c), with[c])) << c;
@@ -218,8 +219,9 @@ TEST(LayeredFilter, ForgedFilesAreRefused) {
   bytes payload_edit = good;
   std::size_t at = 0;
   while (payload_edit[blume::header_size + at] != std::byte{0}) ++at;  // a clear byte of layer 1
-  EXPECT_THROW(blume::from_bytes<layered>(
-                   refused([&](header&, bytes& b) { b[blume::header_size + layer_bytes + at] = std::byte{1}; })),
+  EXPECT_THROW(blume::from_bytes<layered>(refused([&](header&, bytes& b) {
+                 b[blume::header_size + layer_bytes + at] = std::byte{1};
+               })),
                blume::format_error);
 }
 
@@ -232,8 +234,8 @@ TEST(LayeredFilter, CountAccuracyBesideACountingFilterInTheSameMemory) {
   for (auto& m : multiplicity) m = static_cast<std::uint8_t>(1 + rng() % 4);
   layered a(n, 0.01);
   const std::uint64_t bytes = a.bits() / 8 * a.layers();
-  blume::counting_bloom_filter<> b(
-      blume::plan_for_bits(n, bytes * 8 / blume::default_counter_bits, blume::counting_bloom_filter<>::kind));
+  blume::counting_bloom_filter<> b(blume::plan_for_bits(n, bytes * 8 / blume::default_counter_bits,
+                                                        blume::counting_bloom_filter<>::kind));
   const std::uint64_t counting_bytes = b.storage().size();
   for (std::uint64_t i = 0; i < n; ++i)
     for (int j = 0; j < multiplicity[i]; ++j) {

@@ -44,8 +44,7 @@ using filter_types =
     kind_list<bloom_filter<>, partitioned_bloom_filter<>, blocked_bloom_filter<>, split_block_bloom_filter<>,
               counting_bloom_filter<>, cuckoo_filter<>, quotient_filter<>, scalable_bloom_filter<>,
               stable_bloom_filter<>, aging_bloom_filter<>, xor8_filter<>, xor16_filter<>, fuse8_filter<>,
-              fuse16_filter<>, golomb_coded_set<>, bloomier_filter<>, cascade_filter,
-              layered_bloom_filter<>>;
+              fuse16_filter<>, golomb_coded_set<>, bloomier_filter<>, cascade_filter, layered_bloom_filter<>>;
 
 namespace detail {
 

@@ -61,8 +61,9 @@ class layered_bloom_filter : public detail::key_interface<layered_bloom_filter<L
   static_assert(bloom_layout<Layout>);
   // A counting layout's words hold counters, not bits: the nesting of the layers and the padding checks
   // below read words as bits.
-  static_assert(!requires(const Layout& l, const typename Layout::word_type* w, const digest& d) { l.count(w, d); },
-                "layered filters stack bit arrays, not counters");
+  static_assert(
+      !requires(const Layout& l, const typename Layout::word_type* w, const digest& d) { l.count(w, d); },
+      "layered filters stack bit arrays, not counters");
   using key_calls = detail::key_interface<layered_bloom_filter>;
 
  public:
