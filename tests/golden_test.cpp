@@ -104,6 +104,7 @@ TEST(Golden, EveryKindWritesTheseBytes) {
       {"bloomier", {2824u, 0x88e5656363163d71ull, 0x33facbb3dad008fbull}},
       {"cascade", {1568u, 0xbdeff6ce189a5e5full, 0x7c203f0ac596239eull}},
       {"spatial", {11152u, 0xe3ef25bdf543f59dull, 0x359e2a9bfe7d9f23ull}},
+      {"layered", {5120u, 0xddb4ea9e94f6519aull, 0xa2aa91c99002ec2cull}},
       {"compact", {38344u, 0x1a822c206114fac7ull, 0x9ad9ddfe1545a340ull}},
   };
   EXPECT_EQ(pinned.size(), blume::kind_count) << "a pinned kind is no longer in the list";
@@ -143,6 +144,11 @@ TEST(Golden, OneKeySetsThesePositions) {
   blume::counting_bloom_filter<> counting(1000, 0.01);
   counting.insert(std::uint64_t{42});  // an integer key, hashed by value; each counter's lowest bit is set
   EXPECT_EQ(set_positions(counting), (std::vector<std::uint64_t>{2600, 3488, 9564, 14096, 25740, 31320, 37644}));
+  // Three inserts of one key: its blocked positions in layers 1, 2 and 3 (10,240 bits each), none in layer 4.
+  blume::layered_bloom_filter<> layered(1000, 0.01);
+  for (int i = 0; i < 3; ++i) layered.insert(std::string_view("anna@example.com"));
+  EXPECT_EQ(set_positions(layered), (std::vector<std::uint64_t>{8308, 8353, 8456, 8619, 8653, 18548, 18593, 18696,
+                                                                18859, 18893, 28788, 28833, 28936, 29099, 29133}));
 }
 
 // docs/format.md's worked example ("Probing", classic kind), bit for bit: m = 1000, k = 4, a chosen digest.

@@ -162,6 +162,23 @@ int run_info(const std::string& file, bool json) {
                       fixed(rates[i - 1].emersion, 3) + ")",
                   "");  // text only: the JSON has them in "sets"
           }
+          if constexpr (requires {
+                          f.layers();
+                          f.layer_fill(0);
+                          f.layer_fpr(0);
+                        }) {
+            // Layers that count: layer i holds the keys seen i times or more, so its rate bounds over-counts.
+            std::string fills, rates, json_fills = "[", json_rates = "[";
+            for (std::uint32_t i = 0; i < f.layers(); ++i) {
+              fills += (i ? ", " : "") + percent(f.layer_fill(i));
+              rates += (i ? ", " : "") + percent(f.layer_fpr(i));
+              json_fills += (i ? ", " : "") + json_number(f.layer_fill(i));
+              json_rates += (i ? ", " : "") + json_number(f.layer_fpr(i));
+            }
+            add("layers", std::to_string(f.layers()), std::to_string(f.layers()));
+            add("layer fill", fills, json_fills + "]");
+            add("layer FPR now", rates, json_rates + "]");
+          }
           add("predicted FPR now", percent(f.predicted_fpr()), json_number(f.predicted_fpr()));
           // At capacity: each kind's own notion of full.
           double at_capacity = NAN;
