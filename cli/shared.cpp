@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -40,6 +41,16 @@ void add_key_options(CLI::App& cmd, key_args& a) {
   cmd.add_option("keys", a.options.keys, "keys (default: read from standard input)");
   cmd.add_option("--format", a.format, "keys: lines (one trailing CR dropped, from arguments too) or nul")
       ->capture_default_str();
+}
+
+key_value parse_record(std::string_view line, const std::string& where) {
+  const std::size_t tab = line.rfind('\t');
+  const std::string_view text = tab == std::string_view::npos ? std::string_view() : line.substr(tab + 1);
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (tab == std::string_view::npos || text.empty() || ec != std::errc() || end != text.data() + text.size())
+    throw invalid_argument(where + " is not KEY<TAB>VALUE with a decimal value");
+  return {line.substr(0, tab), value};
 }
 
 // ---- formatting -------------------------------------------------------------------------------------

@@ -64,6 +64,14 @@ class output {
 
 // ---- keys of query, add and erase -------------------------------------------------------------------
 
+/// A KEY<TAB>VALUE record: the key, and the value after the last tab as a decimal integer. `where` names
+/// the record in the error ("record 7 of users.tsv").
+struct key_value {
+  std::string_view key;
+  std::uint64_t value;
+};
+key_value parse_record(std::string_view line, const std::string& where);
+
 struct query_options {
   std::string file;
   std::vector<std::string> keys;  // empty: keys from standard input

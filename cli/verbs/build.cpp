@@ -126,18 +126,13 @@ any_filter build_map(const build_options& o, filter_kind kind, std::uint64_t& ke
     for_each_key(block, source.delimiter(), [&](std::string_view line) {
       ++record;
       if (line.empty()) return;
-      const std::size_t tab = line.rfind('\t');
-      const std::string_view text = tab == std::string_view::npos ? std::string_view() : line.substr(tab + 1);
-      std::uint64_t value = 0;
-      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (tab == std::string_view::npos || text.empty() || ec != std::errc() || end != text.data() + text.size())
-        throw invalid_argument("record " + std::to_string(record) + " of " + (o.input == "-" ? "stdin" : o.input) +
-                               " is not KEY<TAB>VALUE with a decimal value");
-      if (o.value_bits && (value >> *o.value_bits) != 0)
-        throw invalid_argument("record " + std::to_string(record) + ": value " + std::to_string(value) +
+      const key_value r = parse_record(
+          line, "record " + std::to_string(record) + " of " + (o.input == "-" ? "stdin" : o.input));
+      if (o.value_bits && (r.value >> *o.value_bits) != 0)
+        throw invalid_argument("record " + std::to_string(record) + ": value " + std::to_string(r.value) +
                                " does not fit in " + std::to_string(*o.value_bits) + " bits");
-      names.emplace_back(line.substr(0, tab));
-      values.push_back(value);
+      names.emplace_back(r.key);
+      values.push_back(r.value);
     });
   });
   keys = names.size();

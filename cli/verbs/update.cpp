@@ -39,7 +39,16 @@ int run_update(const query_options& o, update what) {
           for (const std::string_view k : batch) {
             ++total;
             if (what == update::add) {
-              if constexpr (takes_inserts<F>) {
+              if constexpr (takes_valued_inserts<F>) {
+                // Keys with values come as KEY<TAB>VALUE records.
+                const key_value r = parse_record(k, "key " + std::to_string(total));
+                if (r.value > F::max_value)
+                  throw invalid_argument("key " + std::to_string(total) + ": value " + std::to_string(r.value) +
+                                         " is above the " + std::string(F::name) + " filter's largest, " +
+                                         std::to_string(F::max_value) + " (nothing was written)");
+                f.insert(r.key, static_cast<std::uint32_t>(r.value));
+                ++done;
+              } else if constexpr (takes_inserts<F>) {
                 if constexpr (may_be_full<F>) {
                   refused += !insert_stored(f, k);
                 } else {

@@ -47,6 +47,8 @@ class compact_approximator : public detail::key_interface<compact_approximator<L
   static constexpr std::string_view name = "compact";
   static constexpr kind_input input = kind_input::keys_with_values;
   static constexpr bool is_static = false;
+  /// The largest value insert takes.
+  static constexpr std::uint64_t max_value = static_cast<value_type>(~value_type{0});
 
   // The classic filter's geometry and model, in cells: an absent key answers above bottom exactly when each
   // of its k cells was reached by a key of a value above bottom.
@@ -80,7 +82,7 @@ class compact_approximator : public detail::key_interface<compact_approximator<L
     for (auto&& k : keys) {
       if (v == std::ranges::end(values)) throw invalid_argument("compact approximator: fewer values than keys");
       const auto value = static_cast<std::uint64_t>(*v);
-      if (value > static_cast<std::uint64_t>(static_cast<value_type>(~value_type{0})))
+      if (value > max_value)
         throw invalid_argument("compact approximator: the value of key " + std::to_string(index) + " (" +
                                std::to_string(value) + ") does not fit in " + std::to_string(8 * sizeof(value_type)) +
                                " bits");

@@ -70,6 +70,13 @@ concept can_estimate = requires(const F& f) {
 /// Takes keys after it is built.
 template <class F>
 concept takes_inserts = requires(F& f, std::string_view k) { f.insert(k); };
+/// Takes keys with values after it is built (a spatial filter's set numbers, a compact approximator's
+/// values), each value at most F::max_value.
+template <class F>
+concept takes_valued_inserts = requires(F& f, std::string_view k) {
+  { F::max_value } -> std::convertible_to<std::uint64_t>;
+  f.insert(k, F::max_value);
+};
 /// Inserts that may run concurrently with each other and with lookups.
 template <class F>
 concept can_insert_concurrently = requires(F& f, std::string_view k) { f.insert_concurrent(k); };

@@ -55,6 +55,8 @@ class spatial_bloom_filter : public detail::key_interface<spatial_bloom_filter<C
   static constexpr kind_input input = kind_input::keys_with_values;
   static constexpr bool is_static = false;
   static constexpr std::uint32_t max_sets = static_cast<Cell>(~Cell{0});
+  /// The largest value insert takes: the largest set number.
+  static constexpr std::uint64_t max_value = max_sets;
   static constexpr std::string_view plan_refusal =
       "a spatial filter is sized for each of its sets: plan it with plan_spatial(set_sizes, fpr)";
 

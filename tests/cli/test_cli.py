@@ -176,6 +176,57 @@ class BuildQueryInfo(Tool):
         self.assertFails(("add", out, "k"), "static")
         self.assertFalse(os.path.exists(self.path("x.blume")))
 
+    def test_spatial_filter_answers_each_keys_set(self):
+        records = self.path("areas.tsv")
+        with open(records, "w") as f:
+            f.write("".join(f"{k}\t{1 + i % 3}\n" for i, k in enumerate(KEYS)))
+        out = self.path("areas.blume")
+        run("build", "--kind", "spatial", "--input", records, "--output", out, check=0)
+        answers = run("query", out, *KEYS[:3000], check=0).stdout.decode().splitlines()
+        sets = [int(line.split("\t")[1]) for line in answers]
+        self.assertTrue(all(got >= 1 + i % 3 for i, got in enumerate(sets)), "a member reported as an earlier set")
+        self.assertGreater(sum(got == 1 + i % 3 for i, got in enumerate(sets)), 0.98 * len(sets))
+        absent = run("query", out, *ABSENT).stdout.decode().splitlines()
+        self.assertGreater(sum(line.endswith("\tno") for line in absent), 0.98 * len(ABSENT))
+        info = json.loads(run("info", "--json", out, check=0).stdout)
+        self.assertEqual((info["kind"], info["inserted"], len(info["sets"])), ("spatial", len(KEYS), 3))
+        self.assertEqual([s["keys"] for s in info["sets"]], [6667, 6667, 6666])
+        self.assertTrue(all(max(s["false_positive"], s["misreport"]) <= 0.01 for s in info["sets"]))
+        self.assertIn("emersion", run("info", out, check=0).stdout.decode())
+        self.assertFails(("build", "--kind", "spatial", "--output", self.path("x.blume")), "not in [1, 255]",
+                         stdin=b"a\t0\n")
+        self.assertFails(("build", "--kind", "spatial", "--value-bits", "8", "--output", self.path("x.blume")),
+                         "value bits are for a bloomier map", stdin=b"a\t1\n")
+        self.assertFalse(os.path.exists(self.path("x.blume")))
+        plan = run("plan", "--items", "1M", "--fpr", "1%", "--kind", "spatial", "--sets", "4", check=0).stdout.decode()
+        self.assertIn("spatial", plan)
+        self.assertFails(("plan", "--items", "1M", "--fpr", "1%", "--kind", "spatial"), "--sets")
+
+    def test_compact_approximator_answers_an_upper_bound(self):
+        records = self.path("seen.tsv")
+        with open(records, "w") as f:
+            f.write("".join(f"{k}\t{1_700_000_000 + i}\n" for i, k in enumerate(KEYS)))
+        out = self.path("seen.blume")
+        run("build", "--kind", "compact", "--input", records, "--output", out, check=0)
+        answers = run("query", out, *KEYS[:3000], check=0).stdout.decode().splitlines()
+        values = [int(line.split("\t")[1]) for line in answers]
+        self.assertTrue(all(v >= 1_700_000_000 + i for i, v in enumerate(values)), "an answer below the value")
+        self.assertGreater(sum(v == 1_700_000_000 + i for i, v in enumerate(values)), 0.98 * len(values))
+        self.assertEqual(json.loads(run("info", "--json", out, check=0).stdout)["kind"], "compact")
+        self.assertFails(("build", "--kind", "compact", "--output", self.path("x.blume")), "does not fit in 32 bits",
+                         stdin=b"a\t4294967296\n")
+        self.assertFails(("query", "--count", out, "k"), "keeps no counts")
+
+    def test_count_prints_how_many_times_a_key_was_added(self):
+        for kind in ("counting", "layered"):
+            f = self.build(f"{kind}.blume", "--kind", kind, keys=self.keys)
+            run("add", f, KEYS[0], KEYS[0], KEYS[1], check=0)
+            answers = run("query", "--count", f, KEYS[0], KEYS[1], KEYS[2]).stdout.decode().splitlines()
+            counts = [int(line.split("\t")[1]) for line in answers]
+            self.assertGreaterEqual(counts[0], 3, kind)
+            self.assertGreaterEqual(counts[1], 2, kind)
+            self.assertGreaterEqual(counts[2], 1, kind)
+
     def test_cascade_is_exact_on_its_keys(self):
         included, excluded = self.path("in.txt"), self.path("out.txt")
         with open(included, "w") as f:
