@@ -14,6 +14,7 @@
 #include <variant>
 
 #include "blume/aging_bloom_filter.hpp"
+#include "blume/attenuated_bloom_filter.hpp"
 #include "blume/blocked_bloom_filter.hpp"
 #include "blume/bloom_filter.hpp"
 #include "blume/bloomier_filter.hpp"
@@ -43,7 +44,7 @@ using filter_types =
     kind_list<bloom_filter<>, partitioned_bloom_filter<>, blocked_bloom_filter<>, split_block_bloom_filter<>,
               counting_bloom_filter<>, cuckoo_filter<>, quotient_filter<>, scalable_bloom_filter<>,
               stable_bloom_filter<>, aging_bloom_filter<>, xor8_filter<>, xor16_filter<>, fuse8_filter<>,
-              fuse16_filter<>, golomb_coded_set<>, bloomier_filter<>, cascade_filter>;
+              fuse16_filter<>, golomb_coded_set<>, bloomier_filter<>, cascade_filter, attenuated_bloom_filter<>>;
 
 namespace detail {
 
