@@ -220,7 +220,7 @@ TEST(Attenuated, EachLevelsRateMatchesItsModelAtOneMillionKeys) {
 // ---- routing on a random network ------------------------------------------------------------------------
 
 struct network {
-  std::vector<std::vector<std::uint32_t>> adjacent;  // sorted: ties go to the lowest id
+  std::vector<std::vector<std::uint32_t>> adjacent;    // sorted: ties go to the lowest id
   std::vector<std::vector<std::uint32_t>> offered_by;  // service → nodes offering it
   std::vector<filter> filters;
 };
@@ -364,8 +364,7 @@ TEST(AttenuatedRouting, GreedyRoutesAreShortestWithinTheModelsBound) {
       "%llu queries on %u nodes (depth %u, %llu-key levels at %.0f%%, deepest level holds up to %.0f keys): "
       "%.2f%% shortest, failure rate %.3f%%, model bound %.3f%% (+%.3f%% binomial slack)\n",
       static_cast<unsigned long long>(queries), nodes, depth, static_cast<unsigned long long>(capacity), 100 * fpr,
-      deepest, 100.0 * static_cast<double>(shortest) / q, 100 * failure, 100 * bound,
-      100 * binomial_slack(bound, q));
+      deepest, 100.0 * static_cast<double>(shortest) / q, 100 * failure, 100 * bound, 100 * binomial_slack(bound, q));
   ASSERT_GE(queries, 10'000u);
   EXPECT_GE(static_cast<double>(shortest) / q, 0.90);
   EXPECT_LE(failure, bound + binomial_slack(bound, q));

@@ -64,8 +64,9 @@ template <class Layout = blocked_layout, hasher Hasher = xxh3_hasher>
 class attenuated_bloom_filter : public detail::key_interface<attenuated_bloom_filter<Layout, Hasher>> {
   static_assert(bloom_layout<Layout>);
   // Levels are ORed between nodes: a union of counter arrays is not an OR of their words.
-  static_assert(!requires(typename Layout::word_type w) { Layout::merge_word(w, w); },
-                "attenuated levels must be plain bit arrays");
+  static_assert(
+      !requires(typename Layout::word_type w) { Layout::merge_word(w, w); },
+      "attenuated levels must be plain bit arrays");
   using key_calls = detail::key_interface<attenuated_bloom_filter>;
 
  public:
@@ -195,10 +196,14 @@ class attenuated_bloom_filter : public detail::key_interface<attenuated_bloom_fi
 
   /// Throws incompatible_filters naming the first parameter that differs.
   void check_compatible(const attenuated_bloom_filter& other, std::string_view operation = "combine") const {
-    if (depth() != other.depth())
-      throw incompatible_filters("cannot " + std::string(operation) + " attenuated filters: depths differ (" +
-                                 std::to_string(depth()) + " vs " + std::to_string(other.depth()) + ")");
-    levels_[0].check_compatible(other.levels_[0], operation);
+    const auto fail = [&](std::string_view what, std::uint64_t a, std::uint64_t b) {
+      throw incompatible_filters("cannot " + std::string(operation) + " attenuated filters: " + std::string(what) +
+                                 " differ (" + std::to_string(a) + " vs " + std::to_string(b) + ")");
+    };
+    if (depth() != other.depth()) fail("depths", depth(), other.depth());
+    if (bits() != other.bits()) fail("bits per level", bits(), other.bits());
+    if (hashes() != other.hashes()) fail("hash counts", hashes(), other.hashes());
+    if (seed() != other.seed()) fail("seeds", seed(), other.seed());
   }
 
   // ---- the error model -------------------------------------------------------------------------------
