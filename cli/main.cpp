@@ -19,7 +19,7 @@
 namespace blume::cli {
 
 register_verb register_plan, register_build, register_query, register_add, register_erase, register_info,
-    register_merge, register_intersect, register_estimate, register_bench, register_demo;
+    register_merge, register_intersect, register_absorb, register_estimate, register_bench, register_demo;
 
 constexpr register_verb* verbs[] = {
     register_plan,       // verbs/plan.cpp
@@ -30,6 +30,7 @@ constexpr register_verb* verbs[] = {
     register_info,       // verbs/info.cpp
     register_merge,      // verbs/combine.cpp
     register_intersect,  // verbs/combine.cpp
+    register_absorb,     // verbs/absorb.cpp
     register_estimate,   // verbs/estimate.cpp
     register_bench,      // verbs/bench.cpp
     register_demo,       // verbs/demo.cpp

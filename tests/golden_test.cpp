@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "blume/any_filter.hpp"
@@ -56,6 +57,12 @@ blume::any_filter golden_filter(blume::filter_kind kind) {
       [&](auto& typed) {
         if constexpr (requires { typed.insert(std::string_view()); })
           for (const auto& k : keys) typed.insert(std::string_view(k));
+        if constexpr (requires { typed.absorb(typed); }) {
+          // Levels past the first pinned too: a neighbour's 500 keys one hop away.
+          auto neighbour = std::get<std::decay_t<decltype(typed)>>(blume::make_filter(kind, 1000, 0.01));
+          for (const auto& k : golden_keys("golden-neighbour-", 500)) neighbour.insert(std::string_view(k));
+          typed.absorb(neighbour);
+        }
       },
       f);
   return f;
@@ -105,6 +112,8 @@ TEST(Golden, EveryKindWritesTheseBytes) {
       {"cascade", {1568u, 0xbdeff6ce189a5e5full, 0x7c203f0ac596239eull}},
       {"spatial", {11152u, 0xe3ef25bdf543f59dull, 0x359e2a9bfe7d9f23ull}},
       {"layered", {5120u, 0xddb4ea9e94f6519aull, 0xa2aa91c99002ec2cull}},
+      // Level 0 from the keys, level 1 from a neighbour's (see golden_filter).
+      {"attenuated", {5120u, 0xda3d7b1af2910fe0ull, 0x233b48967e1325e2ull}},
       {"compact", {38344u, 0x1a822c206114fac7ull, 0x9ad9ddfe1545a340ull}},
   };
   EXPECT_EQ(pinned.size(), blume::kind_count) << "a pinned kind is no longer in the list";

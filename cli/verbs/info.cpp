@@ -178,6 +178,21 @@ int run_info(const std::string& file, bool json) {
             add("layers", std::to_string(f.layers()), std::to_string(f.layers()));
             add("layer fill", fills, json_fills + "]");
             add("layer FPR now", rates, json_rates + "]");
+                          f.depth();
+                          f.level_fill(0);
+                          f.level_estimated_count(0);
+                          f.level_fpr(0);
+                        }) {
+            add("levels", std::to_string(f.depth()), std::to_string(f.depth()));
+            std::string text, json_levels = "[";
+            for (std::uint32_t i = 0; i < f.depth(); ++i) {
+              text += (i ? "; " : "") + std::to_string(i) + ": " + percent(f.level_fill(i)) + " full, ~" +
+                      fixed(f.level_estimated_count(i), 0) + " keys, FPR " + percent(f.level_fpr(i));
+              json_levels += std::string(i ? ", " : "") + "{\"fill\": " + json_number(f.level_fill(i)) +
+                             ", \"estimated_count\": " + json_number(f.level_estimated_count(i)) +
+                             ", \"fpr\": " + json_number(f.level_fpr(i)) + "}";
+            }
+            add("level fill", text, json_levels + "]");
           }
           add("predicted FPR now", percent(f.predicted_fpr()), json_number(f.predicted_fpr()));
           // At capacity: each kind's own notion of full.

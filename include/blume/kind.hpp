@@ -57,6 +57,9 @@ concept can_merge = requires(F& f, const F& g) { f.merge(g); };
 /// Intersection with a filter of the same geometry.
 template <class F>
 concept can_intersect = requires(F& f, const F& g) { f.intersect(g); };
+/// Takes in what a neighbour in a network knows, `hops` hops away (an attenuated filter's levels).
+template <class F>
+concept can_absorb = requires(F& f, const F& g, std::uint32_t hops) { f.absorb(g, hops); };
 /// Grows past its first capacity by adding layers.
 template <class F>
 concept can_grow = requires(const F& f) {

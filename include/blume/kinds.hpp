@@ -14,6 +14,7 @@
 #include <variant>
 
 #include "blume/aging_bloom_filter.hpp"
+#include "blume/attenuated_bloom_filter.hpp"
 #include "blume/blocked_bloom_filter.hpp"
 #include "blume/bloom_filter.hpp"
 #include "blume/bloomier_filter.hpp"
@@ -49,6 +50,7 @@ using filter_types =
               stable_bloom_filter<>, aging_bloom_filter<>, xor8_filter<>, xor16_filter<>, fuse8_filter<>,
               fuse16_filter<>, golomb_coded_set<>, bloomier_filter<>, cascade_filter, spatial_bloom_filter<>,
               layered_bloom_filter<>, compact_approximator<>>;
+              fuse16_filter<>, golomb_coded_set<>, bloomier_filter<>, cascade_filter, attenuated_bloom_filter<>>;
 
 namespace detail {
 

@@ -332,6 +332,57 @@ class AddEraseMergeEstimate(Tool):
         self.assertIn("split-block", out)
 
 
+class Absorb(Tool):
+    """A line of nodes n1 - n2 - n3 whose attenuated filters learn from each other, as a distance-vector
+    round would: n3 offers the printer, so n1 finds it two hops away."""
+
+    def node(self, name, *services, items="100"):
+        out = self.path(name)
+        run("build", "--kind", "attenuated", "--items", items, "--output", out, *(["--allow-empty"] if not services else []),
+            stdin="".join(s + "\n" for s in services).encode(), check=0)
+        return out
+
+    def test_absorb_shifts_neighbours_one_level_deeper(self):
+        n1, n2, n3 = self.node("n1.blume", "fax"), self.node("n2.blume", "scanner"), self.node("n3.blume", "printer")
+        run("absorb", n2, n3, check=0)
+        run("absorb", n1, n2, check=0)
+        info = json.loads(run("info", "--json", n1, check=0).stdout)
+        self.assertEqual(info["kind"], "attenuated")
+        self.assertEqual(info["levels"], 4)
+        self.assertEqual(info["inserted"], 1)  # only its own key: absorbed levels are not inserts
+        counts = [round(level["estimated_count"]) for level in info["level_fill"]]
+        self.assertEqual(counts, [1, 1, 1, 0])  # fax here, scanner one hop away, printer two
+        self.assertIn("level fill", run("info", n1, check=0).stdout.decode())
+        # contains() is the node's own set: n1 does not offer the printer itself.
+        self.assertEqual(run("query", "-q", n1, "fax").returncode, 0)
+        self.assertEqual(run("query", "-q", n1, "printer").returncode, 1)
+        # Two hops at once, into another file, leaving the target as it was.
+        before = read(n1)
+        far = self.path("far.blume")
+        run("absorb", n1, n3, "--hops", "3", "--output", far, check=0)
+        self.assertEqual(read(n1), before)
+        counts = [round(level["estimated_count"]) for level in json.loads(run("info", "--json", far).stdout)["level_fill"]]
+        self.assertEqual(counts, [1, 1, 1, 1])
+        # Adding keys works as for any filter (level 0).
+        run("add", n1, "copier", check=0)
+        self.assertEqual(run("query", "-q", n1, "copier").returncode, 0)
+
+    def test_absorb_refuses_other_kinds_geometries_and_overfill(self):
+        n1 = self.node("n1.blume", "fax")
+        bloom = self.build("b.blume", "--kind", "bloom")
+        before = read(n1)
+        self.assertFails(("absorb", bloom, n1), "attenuated")
+        self.assertFails(("absorb", n1, bloom), "kinds differ")
+        self.assertFails(("absorb", n1, self.node("big.blume", "fax", items="1000")), "differ")
+        self.assertFails(("absorb", n1, n1, "--hops", "0"), "hops")
+        crowded = self.path("crowded.blume")
+        run("build", "--kind", "attenuated", "--items", "100", "--allow-overfill", "--output", crowded,
+            stdin="".join(f"svc{i}\n" for i in range(400)).encode(), check=0)
+        self.assertFails(("absorb", n1, crowded), "--allow-overfill")
+        self.assertEqual(read(n1), before)
+        run("absorb", n1, crowded, "--allow-overfill", check=0)
+
+
 class BadInput(Tool):
     def test_missing_truncated_corrupt_and_foreign_files(self):
         f = self.build("f.blume")
