@@ -48,8 +48,9 @@ int main() {
     for (std::uint32_t i = 0; i < depth; ++i) std::printf("  L%u %s", i, f.level(i).contains("print") ? "yes" : "no ");
     std::printf("   nearest: %s\n", level_text(f.nearest("print")).c_str());
   }
-  std::printf("(n3's level 2 is its own service come back through n2: a level holds every walk of its length,\n"
-              " so the smallest level that holds a service is the distance that counts.)\n");
+  std::printf(
+      "(n3's level 2 is its own service come back through n2: a level holds every walk of its length,\n"
+      " so the smallest level that holds a service is the distance that counts.)\n");
 
   // The walk: stop where level 0 holds the service, else go to the neighbour that knows it nearest.
   std::printf("\nn1 looks for \"print\":\n");

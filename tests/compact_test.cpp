@@ -152,7 +152,8 @@ TEST(Compact, RoundTripsAndRefusesAnotherLattice) {
                                      blume::from_bytes<compact_approximator<bitset_lattice<std::uint32_t>>>(bytes);
                                    }),
                                    "lattice"));
-  EXPECT_THROW(compact_approximator<max_lattice<std::uint8_t>>::from_pairs(keys, values, 0.01), blume::invalid_argument);
+  EXPECT_THROW(compact_approximator<max_lattice<std::uint8_t>>::from_pairs(keys, values, 0.01),
+               blume::invalid_argument);
   EXPECT_THROW(compact_approximator<>::with_geometry(0, 3), blume::invalid_argument);
   EXPECT_THROW(compact_approximator<>::with_geometry(100, 65), blume::invalid_argument);
 }

@@ -39,10 +39,10 @@ TEST(Spatial, RefusesSetsOutsideItsRange) {
   EXPECT_THROW(spatial_bloom_filter<>::with_geometry(1000, 3, 0), blume::invalid_argument);
   EXPECT_NO_THROW(spatial_bloom_filter<std::uint16_t>::with_geometry(1000, 3, 256));
   const std::vector<std::uint64_t> keys{1, 2};
-  EXPECT_TRUE(blume_test::mentions(
-      blume_test::message_of<blume::invalid_argument>(
-          [&] { spatial_bloom_filter<>::from_pairs(keys, std::vector<std::uint64_t>{1, 300}, 0.01); }),
-      "300"));
+  EXPECT_TRUE(blume_test::mentions(blume_test::message_of<blume::invalid_argument>([&] {
+                                     spatial_bloom_filter<>::from_pairs(keys, std::vector<std::uint64_t>{1, 300}, 0.01);
+                                   }),
+                                   "300"));
 }
 
 // The order of inserts does not matter: the cells are the paper's ascending-order construction.
@@ -163,9 +163,10 @@ TEST(Spatial, RefusesCellsNamingSetsItDoesNotHave) {
       break;
     }
   blume_test::fix_checksums(bytes);
-  EXPECT_TRUE(blume_test::mentions(
-      blume_test::message_of<blume::format_error>([&] { blume::from_bytes<spatial_bloom_filter<>>(bytes); }),
-      "holds set 3"));
+  EXPECT_TRUE(blume_test::mentions(blume_test::message_of<blume::format_error>([&] {
+                                     blume::from_bytes<spatial_bloom_filter<>>(bytes);
+                                   }),
+                                   "holds set 3"));
 }
 
 }  // namespace

@@ -48,10 +48,11 @@ int run_absorb(const absorb_args& a) {
           if (!a.allow_overfill && first.design.recorded())
             for (std::uint32_t i = 0; i < f.depth(); ++i)
               if (f.level_fpr(i) > overfill_tolerance * first.design.fpr)
-                throw invalid_argument("absorbing into '" + a.target + "': level " + std::to_string(i) + " would hold " +
-                                       count_text(f.level_estimated_count(i)) + " against a capacity of " +
-                                       std::to_string(first.design.items) + ", a false-positive rate of " +
-                                       percent(f.level_fpr(i)) + " (target " + percent(first.design.fpr) +
+                throw invalid_argument("absorbing into '" + a.target + "': level " + std::to_string(i) +
+                                       " would hold " + count_text(f.level_estimated_count(i)) +
+                                       " against a capacity of " + std::to_string(first.design.items) +
+                                       ", a false-positive rate of " + percent(f.level_fpr(i)) + " (target " +
+                                       percent(first.design.fpr) +
                                        "); build the nodes for more keys, or pass --allow-overfill");
         } else {
           throw incompatible_filters("cannot absorb into '" + a.target + "': a " + std::string(F::name) +
@@ -69,8 +70,9 @@ int run_absorb(const absorb_args& a) {
 
 void register_absorb(CLI::App& app, int& status) {
   const auto a = std::make_shared<absorb_args>();
-  CLI::App* cmd = app.add_subcommand(
-      "absorb", "Take neighbours' attenuated filters into a node's: their level i joins its level i + hops");
+  CLI::App* cmd =
+      app.add_subcommand("absorb",
+                         "Take neighbours' attenuated filters into a node's: their level i joins its level i + hops");
   cmd->add_option("target", a->target, "the node's filter file (rewritten atomically unless --output)")->required();
   cmd->add_option("neighbours", a->neighbours, "the neighbours' filter files")->required()->expected(1, -1);
   cmd->add_option("--hops", a->hops, "how far away the neighbours are")->check(CLI::Range(1, 64));

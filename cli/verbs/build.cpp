@@ -126,8 +126,8 @@ any_filter build_map(const build_options& o, filter_kind kind, std::uint64_t& ke
     for_each_key(block, source.delimiter(), [&](std::string_view line) {
       ++record;
       if (line.empty()) return;
-      const key_value r = parse_record(
-          line, "record " + std::to_string(record) + " of " + (o.input == "-" ? "stdin" : o.input));
+      const key_value r =
+          parse_record(line, "record " + std::to_string(record) + " of " + (o.input == "-" ? "stdin" : o.input));
       if (o.value_bits && (r.value >> *o.value_bits) != 0)
         throw invalid_argument("record " + std::to_string(record) + ": value " + std::to_string(r.value) +
                                " does not fit in " + std::to_string(*o.value_bits) + " bits");

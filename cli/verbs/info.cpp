@@ -178,6 +178,8 @@ int run_info(const std::string& file, bool json) {
             add("layers", std::to_string(f.layers()), std::to_string(f.layers()));
             add("layer fill", fills, json_fills + "]");
             add("layer FPR now", rates, json_rates + "]");
+          }
+          if constexpr (requires {
                           f.depth();
                           f.level_fill(0);
                           f.level_estimated_count(0);

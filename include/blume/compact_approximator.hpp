@@ -177,8 +177,7 @@ class compact_approximator : public detail::key_interface<compact_approximator<L
   }
 
  private:
-  compact_approximator(const filter_plan& plan, std::uint64_t seed)
-      : hasher_(seed), cells_(plan.bits, plan.hashes) {}
+  compact_approximator(const filter_plan& plan, std::uint64_t seed) : hasher_(seed), cells_(plan.bits, plan.hashes) {}
   compact_approximator(const Hasher& h, cells_type cells, std::uint64_t inserted)
       : hasher_(h), cells_(std::move(cells)), inserted_(inserted) {}
 

@@ -74,8 +74,7 @@ class spatial_bloom_filter : public detail::key_interface<spatial_bloom_filter<C
   }
 
   /// Planned for sets of `set_sizes` keys (set i + 1 holds set_sizes[i]) at `fpr` for the worst set.
-  spatial_bloom_filter(std::span<const std::uint64_t> set_sizes, double fpr,
-                       std::uint64_t seed = Hasher::default_seed)
+  spatial_bloom_filter(std::span<const std::uint64_t> set_sizes, double fpr, std::uint64_t seed = Hasher::default_seed)
       : spatial_bloom_filter(plan(set_sizes, fpr), static_cast<std::uint32_t>(set_sizes.size()), seed) {}
   /// `cells` cells probed `hashes` times per key, for sets 1..`sets`.
   static spatial_bloom_filter with_geometry(std::uint64_t cells, std::uint32_t hashes, std::uint32_t sets,
@@ -131,8 +130,8 @@ class spatial_bloom_filter : public detail::key_interface<spatial_bloom_filter<C
   /// Cell-wise max with a filter of the same geometry, sets and seed: each set becomes the union of the
   /// two, with the same priorities. incompatible_filters otherwise.
   void merge(const spatial_bloom_filter& other) {
-    if (other.cells_.cells() != cells_.cells() || other.cells_.hashes() != cells_.hashes() ||
-        other.sets() != sets() || other.seed() != seed())
+    if (other.cells_.cells() != cells_.cells() || other.cells_.hashes() != cells_.hashes() || other.sets() != sets() ||
+        other.seed() != seed())
       throw incompatible_filters("spatial filters differ in cells, hashes, sets or seed");
     cells_.join_all(other.cells_);
     for (std::size_t i = 0; i < sizes_.size(); ++i) sizes_[i] += other.sizes_[i];

@@ -353,9 +353,10 @@ class Absorb(Tool):
         counts = [round(level["estimated_count"]) for level in info["level_fill"]]
         self.assertEqual(counts, [1, 1, 1, 0])  # fax here, scanner one hop away, printer two
         self.assertIn("level fill", run("info", n1, check=0).stdout.decode())
-        # contains() is the node's own set: n1 does not offer the printer itself.
-        self.assertEqual(run("query", "-q", n1, "fax").returncode, 0)
-        self.assertEqual(run("query", "-q", n1, "printer").returncode, 1)
+        # query answers the nearest level: where to send the request, or no.
+        self.assertEqual(run("query", n1, "fax", "scanner", "printer", check=0).stdout.decode(),
+                         "fax\t0\nscanner\t1\nprinter\t2\n")
+        self.assertEqual(run("query", n1, "plotter").stdout.decode(), "plotter\tno\n")
         # Two hops at once, into another file, leaving the target as it was.
         before = read(n1)
         far = self.path("far.blume")

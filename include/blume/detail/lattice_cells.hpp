@@ -25,13 +25,13 @@ namespace blume {
 /// approximator's answer never fall below a key's value, whatever the order of inserts. Bottom is 0,
 /// what fresh (zeroed) cells hold.
 template <class L>
-concept lattice = std::unsigned_integral<typename L::value_type> &&
-                  requires(typename L::value_type a, typename L::value_type b) {
-                    { L::bottom() } -> std::same_as<typename L::value_type>;
-                    { L::join(a, b) } -> std::same_as<typename L::value_type>;
-                    { L::meet(a, b) } -> std::same_as<typename L::value_type>;
-                    { L::id } -> std::convertible_to<std::uint32_t>;
-                  };
+concept lattice =
+    std::unsigned_integral<typename L::value_type> && requires(typename L::value_type a, typename L::value_type b) {
+      { L::bottom() } -> std::same_as<typename L::value_type>;
+      { L::join(a, b) } -> std::same_as<typename L::value_type>;
+      { L::meet(a, b) } -> std::same_as<typename L::value_type>;
+      { L::id } -> std::convertible_to<std::uint32_t>;
+    };
 
 /// Unsigned integers under max and min: an upper bound on a per-key number (a last-seen time, a
 /// frequency, a version). Ids 0x108, 0x110, 0x120, 0x140 (0x100 + the width in bits).
