@@ -29,6 +29,7 @@
 #include <optional>
 #include <ranges>
 #include <stdexcept>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -152,6 +153,34 @@ std::string geometry(const F& f, std::uint64_t capacity, double fpr) {
     if constexpr (requires { f.quotient_bits(); }) out += "q = " + std::to_string(f.quotient_bits()) + ", ";
     if constexpr (requires { f.remainder_bits(); }) out += "r = " + std::to_string(f.remainder_bits()) + ", ";
     return out + "load " + percent(f.load_factor()) + " after n inserts";
+  } else if constexpr (requires {
+                         f.layers();
+                         f.bits();
+                         f.hashes();
+                       }) {
+    return std::to_string(f.layers()) + " layers of " + std::to_string(f.bits()) +
+           " bits, k = " + std::to_string(f.hashes());
+  } else if constexpr (requires {
+                         f.depth();
+                         f.level(0).bits();
+                         f.level(0).hashes();
+                       }) {
+    return std::to_string(f.depth()) + " levels of " + std::to_string(f.level(0).bits()) +
+           " bits, k = " + std::to_string(f.level(0).hashes()) + "; lookups ask level 0";
+  } else if constexpr (requires {
+                         f.cells();
+                         f.hashes();
+                         f.sets();
+                       }) {
+    return std::to_string(f.cells()) + " cells of " + std::to_string(8 * sizeof(typename F::cell_type)) +
+           " bits, k = " + std::to_string(f.hashes()) + ", " + std::to_string(f.sets()) + " sets";
+  } else if constexpr (requires {
+                         f.cells();
+                         f.hashes();
+                         typename F::value_type;
+                       }) {
+    return std::to_string(f.cells()) + " cells of " + std::to_string(8 * sizeof(typename F::value_type)) +
+           " bits, k = " + std::to_string(f.hashes());
   } else if constexpr (bit_array_filter<F> && can_count<F>) {
     return std::to_string(cell_bits<F>()) + "-bit counters: " + std::to_string(f.bits()) +
            " counters, k = " + std::to_string(f.hashes());
@@ -276,6 +305,11 @@ class kind_contestant {
                                             typename F::time_point>,
                     "a kind that takes the time is built as (window, fpr, window time, seed, now)");
       return F(capacity, fpr, std::chrono::nanoseconds{0}, F::hasher_type::default_seed, now());
+    } else if constexpr (requires(std::span<const std::uint64_t> sizes) { F(sizes, fpr); }) {
+      // Planned for its sets: the keys shared out over valued_sets sets, as insert numbers them.
+      std::vector<std::uint64_t> sizes(valued_sets, capacity / valued_sets);
+      for (std::uint64_t i = 0; i < capacity % valued_sets; ++i) ++sizes[i];
+      return F(sizes, fpr);
     } else {
       return F(capacity, fpr);
     }
@@ -287,14 +321,21 @@ class kind_contestant {
   }
   template <class K>
   bool call_insert(const K& key) {
-    if constexpr (detail::takes_time<F>) return filter_->insert(key, now());
-    else return filter_->insert(key);
+    if constexpr (detail::takes_time<F>) {
+      return filter_->insert(key, now());
+    } else if constexpr (takes_valued_inserts<F>) {
+      filter_->insert(key, static_cast<std::uint32_t>(1 + next_value_++ % valued_sets));
+      return true;
+    } else {
+      return filter_->insert(key);
+    }
   }
 
   std::uint64_t capacity_;
   std::optional<F> filter_;
   std::vector<std::uint64_t> lows_;  // a static kind's digest halves, until finish()
   std::uint64_t refused_ = 0;
+  std::uint64_t next_value_ = 0;  // kinds that take values: the values cycle through 1 … valued_sets
 };
 
 // ---- baselines -------------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 // blume's own contestants, read off the one list of kinds (blume/kinds.hpp): every kind built from one key
-// set is a contestant under its own name (F::name, what --kinds takes), and what the benchmark does with
-// it follows from what the kind declares and offers (kind.hpp), not from a list of names here. Kinds with
-// inputs of their own (keys with values, included and excluded keys) have no place in a benchmark of one
-// key set and are left out.
+// set, or taking keys with values one at a time, is a contestant under its own name (F::name, what --kinds
+// takes), and what the benchmark does with it follows from what the kind declares and offers (kind.hpp),
+// not from a list of names here. Static kinds with inputs of their own (a Bloomier map, a cascade) have no
+// place in a benchmark of one key set and are left out.
 #pragma once
 
 #include <cmath>
@@ -38,9 +38,11 @@ struct kind_setup<golomb_coded_set<>> {
       "a lookup decodes about 1000 codes, microseconds: time it on its own with --probes 100k";
 };
 
-/// Kinds built from one key set: the benchmark's contestants.
+/// The benchmark's contestants: kinds built from one key set, and kinds that take keys with values one at a
+/// time (spatial, compact), given values 1 … valued_sets in turn (four equal sets for a spatial filter).
 template <class F>
-concept benchmarked_kind = F::input == kind_input::keys;
+concept benchmarked_kind = F::input == kind_input::keys || (!F::is_static && takes_valued_inserts<F>);
+inline constexpr std::uint64_t valued_sets = 4;
 
 /// "The rest of the family": kinds with a capability the plain Bloom kinds lack and the family run
 /// measures: erase (timed), refusing keys when full (refusals are failures), forgetting by design (its

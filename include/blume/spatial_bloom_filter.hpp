@@ -50,6 +50,7 @@ class spatial_bloom_filter : public detail::key_interface<spatial_bloom_filter<C
   using key_calls::hash;
   using key_calls::insert;
   using hasher_type = Hasher;
+  using cell_type = Cell;
   static constexpr filter_kind kind{18};
   static constexpr std::string_view name = "spatial";
   static constexpr kind_input input = kind_input::keys_with_values;
