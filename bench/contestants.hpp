@@ -28,8 +28,8 @@
 #include <memory>
 #include <optional>
 #include <ranges>
-#include <stdexcept>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_set>

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -124,6 +125,33 @@ TEST(Compact, TakesALatticeOfTheUsersOwn) {
   }
   const auto g = blume::from_bytes<compact_approximator<pair_max_lattice>>(blume::to_bytes(f));
   EXPECT_EQ(f, g);
+}
+
+TEST(Compact, BulkCallsAgreeWithOneByOne) {
+  std::vector<std::uint64_t> keys, values;
+  for (std::uint64_t i = 0; i < 20'000; ++i) {
+    keys.push_back(present_key(i));
+    values.push_back(i * 31);
+  }
+  compact_approximator<> bulk(20'000, 0.01), single(20'000, 0.01);
+  bulk.insert_many(keys, values);
+  for (std::size_t i = 0; i < keys.size(); ++i) single.insert(keys[i], static_cast<std::uint32_t>(values[i]));
+  EXPECT_EQ(bulk, single);
+  std::vector<std::uint64_t> probes = keys;
+  for (std::uint64_t i = 0; i < 20'000; ++i) probes.push_back(absent_key(i));
+  std::vector<std::optional<std::uint32_t>> found(probes.size());
+  std::vector<std::uint32_t> bounds(probes.size());
+  std::vector<char> hit(probes.size());
+  const std::size_t n = bulk.find_many(probes, found.begin());
+  bulk.value_many(probes, bounds.begin());
+  EXPECT_EQ(bulk.contains_many(probes, hit.begin()), n);
+  EXPECT_EQ(bulk.count_contained(probes), n);
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    EXPECT_EQ(found[i], bulk.find(probes[i]));
+    EXPECT_EQ(bounds[i], bulk.value(probes[i]));
+    EXPECT_EQ(hit[i] != 0, found[i].has_value());
+  }
+  EXPECT_THROW(bulk.insert_many(keys, std::vector<std::uint64_t>{1}), blume::invalid_argument);
 }
 
 TEST(Compact, MergeJoinsTheCells) {

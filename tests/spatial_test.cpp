@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -122,6 +123,36 @@ TEST(Spatial, ThePlannerKeepsTheWorstSetWithinTheTarget) {
   EXPECT_THROW(blume::plan_spatial(std::vector<std::uint64_t>(256, 1), 0.01), blume::invalid_argument);
   EXPECT_THROW(blume::plan_for(1000, 0.01, spatial_bloom_filter<>::kind), blume::invalid_argument);
   EXPECT_THROW(blume::plan_spatial(std::vector<std::uint64_t>{std::uint64_t{1} << 42}, 0.01), blume::invalid_argument);
+}
+
+TEST(Spatial, BulkCallsAgreeWithOneByOne) {
+  std::vector<std::uint64_t> keys, sets;
+  for (std::uint64_t i = 0; i < 20'000; ++i) {
+    keys.push_back(present_key(i));
+    sets.push_back(1 + i % 5);
+  }
+  auto bulk = spatial_bloom_filter<>::with_geometry(100'000, 5, 5);
+  auto single = spatial_bloom_filter<>::with_geometry(100'000, 5, 5);
+  bulk.insert_many(keys, sets);
+  for (std::size_t i = 0; i < keys.size(); ++i) single.insert(keys[i], static_cast<std::uint32_t>(sets[i]));
+  EXPECT_EQ(bulk, single);
+  std::vector<std::uint64_t> probes = keys;
+  for (std::uint64_t i = 0; i < 20'000; ++i) probes.push_back(absent_key(i));
+  std::vector<std::optional<std::uint32_t>> found(probes.size());
+  std::vector<char> hit(probes.size());
+  const std::size_t n = bulk.find_many(probes, found.begin());
+  EXPECT_EQ(bulk.contains_many(probes, hit.begin()), n);
+  EXPECT_EQ(bulk.count_contained(probes), n);
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    EXPECT_EQ(found[i], bulk.find(probes[i]));
+    EXPECT_EQ(hit[i] != 0, found[i].has_value());
+  }
+  std::vector<std::uint64_t> bad = sets;
+  bad.back() = 6;
+  auto untouched = spatial_bloom_filter<>::with_geometry(100'000, 5, 5);
+  EXPECT_THROW(untouched.insert_many(keys, bad), blume::invalid_argument);
+  EXPECT_EQ(untouched.inserted(), 0u) << "a bad set refuses the whole batch";
+  EXPECT_THROW(untouched.insert_many(keys, std::vector<std::uint64_t>{1}), blume::invalid_argument);
 }
 
 TEST(Spatial, MergeIsTheUnionOfEachSet) {

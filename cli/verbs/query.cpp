@@ -40,12 +40,17 @@ int run_query(const query_options& o) {
           if constexpr (can_find<F>) {
             // A kind that answers with a value prints it: a map's value, a spatial filter's set, a compact
             // approximator's bound, an attenuated filter's nearest level.
-            for (const std::string_view k : batch) {
-              const auto value = f.find(k);
-              any_no |= !value.has_value();
+            std::vector<decltype(f.find(batch[0]))> found(batch.size());
+            if constexpr (requires { f.find_many(batch, found.begin()); }) {
+              f.find_many(batch, found.begin());
+            } else {
+              for (std::size_t i = 0; i < batch.size(); ++i) found[i] = f.find(batch[i]);
+            }
+            for (std::size_t i = 0; i < batch.size(); ++i) {
+              any_no |= !found[i].has_value();
               if (o.quiet) continue;
-              out.add(k);
-              out.add(value ? "\t" + std::to_string(*value) + "\n" : std::string("\tno\n"));
+              out.add(batch[i]);
+              out.add(found[i] ? "\t" + std::to_string(*found[i]) + "\n" : std::string("\tno\n"));
             }
             out.flush();
             return;

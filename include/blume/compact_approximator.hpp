@@ -77,20 +77,23 @@ class compact_approximator : public detail::key_interface<compact_approximator<L
   static compact_approximator from_pairs(const Keys& keys, const Values& values, double fpr) {
     const auto n = static_cast<std::uint64_t>(std::ranges::distance(keys));
     compact_approximator f(std::max<std::uint64_t>(n, 1), fpr);
-    auto v = std::ranges::begin(values);
     std::uint64_t index = 0;
-    for (auto&& k : keys) {
-      if (v == std::ranges::end(values)) throw invalid_argument("compact approximator: fewer values than keys");
-      const auto value = static_cast<std::uint64_t>(*v);
-      if (value > max_value)
+    for (auto&& v : values) {
+      if (static_cast<std::uint64_t>(v) > max_value)
         throw invalid_argument("compact approximator: the value of key " + std::to_string(index) + " (" +
-                               std::to_string(value) + ") does not fit in " + std::to_string(8 * sizeof(value_type)) +
-                               " bits");
-      f.insert(k, static_cast<value_type>(value));
-      ++v;
+                               std::to_string(static_cast<std::uint64_t>(v)) + ") does not fit in " +
+                               std::to_string(8 * sizeof(value_type)) + " bits");
       ++index;
     }
-    if (v != std::ranges::end(values)) throw invalid_argument("compact approximator: more values than keys");
+    if (index != n)
+      throw invalid_argument("compact approximator: " + std::to_string(n) + " keys and " + std::to_string(index) +
+                             " values");
+    if constexpr (std::ranges::random_access_range<Values> && std::ranges::sized_range<Values>) {
+      f.insert_many(keys, values);
+    } else {
+      auto v = std::ranges::begin(values);
+      for (auto&& k : keys) f.insert(k, static_cast<value_type>(*v++));
+    }
     return f;
   }
 
@@ -112,6 +115,50 @@ class compact_approximator : public detail::key_interface<compact_approximator<L
     return v;
   }
   bool contains(const digest& d) const noexcept { return value(d) != Lattice::bottom(); }
+
+  // Bulk calls, pipelined: the cells of a batch of keys are prefetched while the batch before it is read.
+
+  /// Joins values[i] into the cells of keys[i] for every i (the same number of each).
+  template <std::ranges::input_range Keys, std::ranges::random_access_range Values>
+  void insert_many(const Keys& keys, const Values& values) {
+    const auto n = static_cast<std::size_t>(std::ranges::distance(keys));
+    if (n != static_cast<std::size_t>(std::ranges::size(values)))
+      throw invalid_argument("compact approximator: " + std::to_string(n) + " keys and " +
+                             std::to_string(std::ranges::size(values)) + " values");
+    const auto first = std::ranges::begin(values);
+    cells_.join_many(keys, hasher_fn(), [&](std::size_t i) { return static_cast<value_type>(first[i]); });
+    inserted_ += n;
+  }
+  /// Writes each key's upper bound (value()) to `out`.
+  template <std::ranges::input_range R, class Out>
+  void value_many(const R& keys, Out out) const {
+    cells_.meet_many(keys, hasher_fn(), [&](std::size_t, value_type v) { *out++ = v; });
+  }
+  /// Writes find() of each key to `out`; returns how many were found.
+  template <std::ranges::input_range R, class Out>
+  std::size_t find_many(const R& keys, Out out) const {
+    std::size_t found = 0;
+    cells_.meet_many(keys, hasher_fn(), [&](std::size_t, value_type v) {
+      found += v != Lattice::bottom();
+      *out++ = v == Lattice::bottom() ? std::nullopt : std::optional<value_type>(v);
+    });
+    return found;
+  }
+  template <std::ranges::input_range R, class Out>
+  std::size_t contains_many(const R& keys, Out out) const {
+    std::size_t hits = 0;
+    cells_.meet_many(keys, hasher_fn(), [&](std::size_t, value_type v) {
+      hits += v != Lattice::bottom();
+      *out++ = v != Lattice::bottom();
+    });
+    return hits;
+  }
+  template <std::ranges::input_range R>
+  std::size_t count_contained(const R& keys) const {
+    std::size_t hits = 0;
+    cells_.meet_many(keys, hasher_fn(), [&](std::size_t, value_type v) { hits += v != Lattice::bottom(); });
+    return hits;
+  }
 
   /// Cell-wise join: every key of either answers at least what it answered in either. Same geometry and
   /// seed, or incompatible_filters.
@@ -177,6 +224,9 @@ class compact_approximator : public detail::key_interface<compact_approximator<L
   }
 
  private:
+  auto hasher_fn() const noexcept {
+    return [this](const auto& k) { return hash_key(hasher_, k); };
+  }
   compact_approximator(const filter_plan& plan, std::uint64_t seed) : hasher_(seed), cells_(plan.bits, plan.hashes) {}
   compact_approximator(const Hasher& h, cells_type cells, std::uint64_t inserted)
       : hasher_(h), cells_(std::move(cells)), inserted_(inserted) {}

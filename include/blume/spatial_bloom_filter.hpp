@@ -101,13 +101,17 @@ class spatial_bloom_filter : public detail::key_interface<spatial_bloom_filter<C
     }
     if (sizes.empty()) sizes.push_back(0);
     spatial_bloom_filter f(sizes, fpr);
-    auto v = std::ranges::begin(values);
-    for (auto&& k : keys) {
-      if (v == std::ranges::end(values)) throw invalid_argument("spatial filter: fewer sets than keys");
-      f.insert(k, static_cast<std::uint32_t>(*v));
-      ++v;
+    if constexpr (std::ranges::random_access_range<Values> && std::ranges::sized_range<Values>) {
+      f.insert_many(keys, values);  // the sets were checked above
+    } else {
+      auto v = std::ranges::begin(values);
+      for (auto&& k : keys) {
+        if (v == std::ranges::end(values)) throw invalid_argument("spatial filter: fewer sets than keys");
+        f.insert(k, static_cast<std::uint32_t>(*v));
+        ++v;
+      }
+      if (v != std::ranges::end(values)) throw invalid_argument("spatial filter: more sets than keys");
     }
-    if (v != std::ranges::end(values)) throw invalid_argument("spatial filter: more sets than keys");
     return f;
   }
 
@@ -127,6 +131,54 @@ class spatial_bloom_filter : public detail::key_interface<spatial_bloom_filter<C
     return c;
   }
   bool contains(const digest& d) const noexcept { return cells_.meet(d) != 0; }
+
+  // Bulk calls, pipelined: the cells of a batch of keys are prefetched while the batch before it is read.
+
+  /// Adds keys[i] to sets[i] for every i; invalid_argument, before any insert, for a set outside
+  /// [1, sets()] or ranges of different lengths.
+  template <std::ranges::input_range Keys, std::ranges::random_access_range Sets>
+  void insert_many(const Keys& keys, const Sets& sets) {
+    const auto n = static_cast<std::size_t>(std::ranges::distance(keys));
+    if (n != static_cast<std::size_t>(std::ranges::size(sets)))
+      throw invalid_argument("spatial filter: " + std::to_string(n) + " keys and " +
+                             std::to_string(std::ranges::size(sets)) + " sets");
+    const auto first = std::ranges::begin(sets);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto set = static_cast<std::uint64_t>(first[i]);
+      if (set == 0 || set > this->sets())
+        throw invalid_argument("set " + std::to_string(set) + " is not in [1, " + std::to_string(this->sets()) + "]");
+    }
+    cells_.join_many(keys, hasher_fn(), [&](std::size_t i) {
+      const auto set = static_cast<std::uint32_t>(first[i]);
+      ++sizes_[set - 1];
+      return static_cast<Cell>(set);
+    });
+  }
+  /// Writes find() of each key to `out`; returns how many were in some set.
+  template <std::ranges::input_range R, class Out>
+  std::size_t find_many(const R& keys, Out out) const {
+    std::size_t found = 0;
+    cells_.meet_many(keys, hasher_fn(), [&](std::size_t, Cell c) {
+      found += c != 0;
+      *out++ = c == 0 ? std::nullopt : std::optional<std::uint32_t>(c);
+    });
+    return found;
+  }
+  template <std::ranges::input_range R, class Out>
+  std::size_t contains_many(const R& keys, Out out) const {
+    std::size_t hits = 0;
+    cells_.meet_many(keys, hasher_fn(), [&](std::size_t, Cell c) {
+      hits += c != 0;
+      *out++ = c != 0;
+    });
+    return hits;
+  }
+  template <std::ranges::input_range R>
+  std::size_t count_contained(const R& keys) const {
+    std::size_t hits = 0;
+    cells_.meet_many(keys, hasher_fn(), [&](std::size_t, Cell c) { hits += c != 0; });
+    return hits;
+  }
 
   /// Cell-wise max with a filter of the same geometry, sets and seed: each set becomes the union of the
   /// two, with the same priorities. incompatible_filters otherwise.
@@ -242,6 +294,9 @@ class spatial_bloom_filter : public detail::key_interface<spatial_bloom_filter<C
   }
 
  private:
+  auto hasher_fn() const noexcept {
+    return [this](const auto& k) { return hash_key(hasher_, k); };
+  }
   spatial_bloom_filter(const filter_plan& plan, std::uint32_t sets, std::uint64_t seed)
       : hasher_(seed), cells_(plan.bits, plan.hashes), sizes_(sets, 0) {}
   spatial_bloom_filter(const Hasher& h, cells_type cells, std::vector<std::uint64_t> sizes)

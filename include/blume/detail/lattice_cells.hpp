@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include "blume/detail/bits.hpp"
+#include "blume/detail/pipeline.hpp"
 #include "blume/detail/probe_ops.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
@@ -103,6 +105,29 @@ class lattice_cells {
     });
     return acc;
   }
+  /// meet() for every item of `items` (keys or digests; hash(key) gives a key's digest), calling
+  /// use(index, meet) in order. The cells of a batch of keys are prefetched while the batch before it is
+  /// read, so a lookup's k cache misses overlap with other keys' instead of adding up.
+  template <class R, class Hash, class Use>
+  void meet_many(const R& items, Hash hash, Use&& use) const {
+    std::size_t i = 0;
+    pipelined(
+        items, hash, [&](const digest& d) { for_each_cell(d, [](const value_type* c) { prefetch_read(c); }); },
+        [&](std::span<const digest> batch) {
+          for (const digest& d : batch) use(i++, meet(d));
+        });
+  }
+  /// join() of values[i] into the cells of items[i], pipelined as meet_many.
+  template <class R, class Hash, class Value>
+  void join_many(const R& items, Hash hash, Value value_of) {
+    std::size_t i = 0;
+    pipelined(
+        items, hash, [&](const digest& d) { for_each_cell(d, [](const value_type* c) { prefetch_write(c); }); },
+        [&](std::span<const digest> batch) {
+          for (const digest& d : batch) join(d, value_of(i++));
+        });
+  }
+
   /// Cell-wise join with an array of the same geometry: every key of either answers at least as before.
   void join_all(const lattice_cells& other) noexcept {
     value_type* c = data();
@@ -135,6 +160,14 @@ class lattice_cells {
   }
 
  private:
+  template <class Fn>
+  void for_each_cell(const digest& d, Fn fn) const noexcept {
+    const value_type* c = data();
+    double_hashing_probes(d, hashes_, cells_, [&](std::uint64_t i) {
+      fn(c + i);
+      return true;
+    });
+  }
   value_type* data() noexcept { return reinterpret_cast<value_type*>(storage_.data()); }
   const value_type* data() const noexcept { return reinterpret_cast<const value_type*>(storage_.data()); }
 
