@@ -31,18 +31,21 @@
 namespace blume {
 
 template <lattice Lattice = max_lattice<std::uint32_t>, hasher Hasher = xxh3_hasher>
-class compact_approximator : public detail::key_interface<compact_approximator<Lattice, Hasher>> {
-  using key_calls = detail::key_interface<compact_approximator>;
-  using cells_type = detail::lattice_cells<Lattice>;
+class compact_approximator : public detail::lattice_filter<compact_approximator<Lattice, Hasher>, Lattice, Hasher,
+                                                           typename Lattice::value_type> {
+  using base = detail::lattice_filter<compact_approximator, Lattice, Hasher, typename Lattice::value_type>;
+  using base::cells_;
+  using typename base::cells_type;
 
  public:
-  using key_calls::contains;
-  using key_calls::find;
-  using key_calls::hash;
-  using key_calls::insert;
-  using hasher_type = Hasher;
+  // find(key): the upper bound, or nothing when it is bottom (no key of a value above bottom reached every
+  // cell); contains(key): whether it is above bottom; find_many, contains_many, count_contained pipelined.
+  using base::contains;
+  using base::find;
+  using base::hash;
+  using base::insert;
   using lattice_type = Lattice;
-  using value_type = typename Lattice::value_type;
+  using typename base::value_type;
   static constexpr filter_kind kind{21};
   static constexpr std::string_view name = "compact";
   static constexpr kind_input input = kind_input::keys_with_values;
@@ -64,7 +67,7 @@ class compact_approximator : public detail::key_interface<compact_approximator<L
   /// Sized as a classic Bloom filter for `capacity` keys at `fpr`, in cells: `fpr` is the rate at which a
   /// key never inserted answers above bottom.
   compact_approximator(std::uint64_t capacity, double fpr, std::uint64_t seed = Hasher::default_seed)
-      : compact_approximator(plan(capacity, fpr), seed) {}
+      : compact_approximator(Hasher(seed), plan(capacity, fpr)) {}
   /// `cells` cells probed `hashes` times per key.
   static compact_approximator with_geometry(std::uint64_t cells, std::uint32_t hashes,
                                             std::uint64_t seed = Hasher::default_seed) {
@@ -102,23 +105,7 @@ class compact_approximator : public detail::key_interface<compact_approximator<L
     cells_.join(d, value);
     ++inserted_;
   }
-  /// The upper bound: the meet of the key's cells (bottom for a key nothing reached).
-  value_type value(const digest& d) const noexcept { return cells_.meet(d); }
-  template <key K>
-  value_type value(const K& k) const noexcept {
-    return value(hash(k));
-  }
-  /// The upper bound, or nothing when it is bottom (no key of a value above bottom reached every cell).
-  std::optional<value_type> find(const digest& d) const noexcept {
-    const value_type v = value(d);
-    if (v == Lattice::bottom()) return std::nullopt;
-    return v;
-  }
-  bool contains(const digest& d) const noexcept { return value(d) != Lattice::bottom(); }
-
-  // Bulk calls, pipelined: the cells of a batch of keys are prefetched while the batch before it is read.
-
-  /// Joins values[i] into the cells of keys[i] for every i (the same number of each).
+  /// Joins values[i] into the cells of keys[i] for every i (the same number of each), pipelined.
   template <std::ranges::input_range Keys, std::ranges::random_access_range Values>
   void insert_many(const Keys& keys, const Values& values) {
     const auto n = static_cast<std::size_t>(std::ranges::distance(keys));
@@ -126,44 +113,25 @@ class compact_approximator : public detail::key_interface<compact_approximator<L
       throw invalid_argument("compact approximator: " + std::to_string(n) + " keys and " +
                              std::to_string(std::ranges::size(values)) + " values");
     const auto first = std::ranges::begin(values);
-    cells_.join_many(keys, hasher_fn(), [&](std::size_t i) { return static_cast<value_type>(first[i]); });
+    cells_.join_many(keys, this->hasher_fn(), [&](std::size_t i) { return static_cast<value_type>(first[i]); });
     inserted_ += n;
   }
-  /// Writes each key's upper bound (value()) to `out`.
+  /// The upper bound: the meet of the key's cells (bottom for a key nothing reached).
+  value_type value(const digest& d) const noexcept { return cells_.meet(d); }
+  template <key K>
+  value_type value(const K& k) const noexcept {
+    return value(hash(k));
+  }
+  /// Writes each key's upper bound (value()) to `out`, pipelined.
   template <std::ranges::input_range R, class Out>
   void value_many(const R& keys, Out out) const {
-    cells_.meet_many(keys, hasher_fn(), [&](std::size_t, value_type v) { *out++ = v; });
-  }
-  /// Writes find() of each key to `out`; returns how many were found.
-  template <std::ranges::input_range R, class Out>
-  std::size_t find_many(const R& keys, Out out) const {
-    std::size_t found = 0;
-    cells_.meet_many(keys, hasher_fn(), [&](std::size_t, value_type v) {
-      found += v != Lattice::bottom();
-      *out++ = v == Lattice::bottom() ? std::nullopt : std::optional<value_type>(v);
-    });
-    return found;
-  }
-  template <std::ranges::input_range R, class Out>
-  std::size_t contains_many(const R& keys, Out out) const {
-    std::size_t hits = 0;
-    cells_.meet_many(keys, hasher_fn(), [&](std::size_t, value_type v) {
-      hits += v != Lattice::bottom();
-      *out++ = v != Lattice::bottom();
-    });
-    return hits;
-  }
-  template <std::ranges::input_range R>
-  std::size_t count_contained(const R& keys) const {
-    std::size_t hits = 0;
-    cells_.meet_many(keys, hasher_fn(), [&](std::size_t, value_type v) { hits += v != Lattice::bottom(); });
-    return hits;
+    cells_.meet_many(keys, this->hasher_fn(), [&](std::size_t, value_type v) { *out++ = v; });
   }
 
   /// Cell-wise join: every key of either answers at least what it answered in either. Same geometry and
   /// seed, or incompatible_filters.
   void merge(const compact_approximator& other) {
-    if (other.cells_.cells() != cells_.cells() || other.cells_.hashes() != cells_.hashes() || other.seed() != seed())
+    if (!this->same_geometry(other))
       throw incompatible_filters("compact approximators differ in cells, hashes or seed");
     cells_.join_all(other.cells_);
     inserted_ += other.inserted_;
@@ -172,21 +140,12 @@ class compact_approximator : public detail::key_interface<compact_approximator<L
   /// The rate at which a key answers above its own value v, with `others` keys inserted whose values are
   /// not below v (math::compact_overestimate): exact on a chain, an upper bound otherwise.
   double overestimate_probability(double others) const noexcept {
-    return math::compact_overestimate(others, static_cast<double>(cells_.cells()), cells_.hashes());
+    return math::compact_overestimate(others, static_cast<double>(this->cells()), this->hashes());
   }
   /// The model's rate for a key never inserted, all inserts counted as above bottom.
   double predicted_fpr() const noexcept { return overestimate_probability(static_cast<double>(inserted_)); }
-  /// Distinct keys, from the cells above bottom (the classic estimate).
-  double estimated_count() const noexcept {
-    return math::classic_items(static_cast<double>(cells_.occupied()), static_cast<double>(cells_.cells()),
-                               cells_.hashes());
-  }
-  std::uint64_t cells() const noexcept { return cells_.cells(); }
-  std::uint32_t hashes() const noexcept { return cells_.hashes(); }
   /// Inserts made (a key inserted twice counts twice).
   std::uint64_t inserted() const noexcept { return inserted_; }
-  std::uint64_t seed() const noexcept { return hasher_.seed(); }
-  const Hasher& hasher() const noexcept { return hasher_; }
   std::size_t size_in_bytes() const noexcept { return cells_.storage_bytes() + sizeof(*this); }
 
   friend bool operator==(const compact_approximator& a, const compact_approximator& b) noexcept {
@@ -198,9 +157,7 @@ class compact_approximator : public detail::key_interface<compact_approximator<L
   // zero; inserted = inserts. Payload: the cells, little-endian, zero-padded to a multiple of 8 bytes.
 
   filter_parameters parameters() const noexcept {
-    filter_parameters p;
-    p.primary = cells_.cells();
-    p.secondary = cells_.hashes();
+    filter_parameters p = this->cell_parameters();
     p.layout = Lattice::id;
     return p;
   }
@@ -224,12 +181,9 @@ class compact_approximator : public detail::key_interface<compact_approximator<L
   }
 
  private:
-  auto hasher_fn() const noexcept {
-    return [this](const auto& k) { return hash_key(hasher_, k); };
-  }
-  compact_approximator(const filter_plan& plan, std::uint64_t seed) : hasher_(seed), cells_(plan.bits, plan.hashes) {}
+  compact_approximator(const Hasher& h, const filter_plan& plan) : base(h, cells_type(plan.bits, plan.hashes)) {}
   compact_approximator(const Hasher& h, cells_type cells, std::uint64_t inserted)
-      : hasher_(h), cells_(std::move(cells)), inserted_(inserted) {}
+      : base(h, std::move(cells)), inserted_(inserted) {}
 
   static void check_parameters(const filter_parameters& p) {
     if (p.layout != Lattice::id)
@@ -248,8 +202,6 @@ class compact_approximator : public detail::key_interface<compact_approximator<L
     return s;
   }
 
-  Hasher hasher_;
-  cells_type cells_;
   std::uint64_t inserted_ = 0;
 };
 

@@ -40,16 +40,20 @@ namespace blume {
 /// Cells of 8 bits hold up to 255 sets, of 16 bits up to 65535.
 template <std::unsigned_integral Cell = std::uint8_t, hasher Hasher = xxh3_hasher>
   requires(sizeof(Cell) <= 2)
-class spatial_bloom_filter : public detail::key_interface<spatial_bloom_filter<Cell, Hasher>> {
-  using key_calls = detail::key_interface<spatial_bloom_filter>;
-  using cells_type = detail::lattice_cells<max_lattice<Cell>>;
+class spatial_bloom_filter
+    : public detail::lattice_filter<spatial_bloom_filter<Cell, Hasher>, max_lattice<Cell>, Hasher, std::uint32_t> {
+  using base = detail::lattice_filter<spatial_bloom_filter, max_lattice<Cell>, Hasher, std::uint32_t>;
+  using base::cells_;
+  using typename base::cells_type;
 
  public:
-  using key_calls::contains;
-  using key_calls::find;
-  using key_calls::hash;
-  using key_calls::insert;
-  using hasher_type = Hasher;
+  // find(key): the key's set, or nothing: a member of set i answers i or, with the set's misreport rate, a
+  // later set; never nothing and never an earlier set. contains(key): whether it is in some set.
+  // find_many, contains_many and count_contained are pipelined.
+  using base::contains;
+  using base::find;
+  using base::hash;
+  using base::insert;
   using cell_type = Cell;
   static constexpr filter_kind kind{18};
   static constexpr std::string_view name = "spatial";
@@ -123,16 +127,6 @@ class spatial_bloom_filter : public detail::key_interface<spatial_bloom_filter<C
     cells_.join(d, static_cast<Cell>(set));
     ++sizes_[set - 1];
   }
-  /// The key's set, or nothing: a member of set i answers i or, with the set's misreport rate, a later
-  /// set; never nothing and never an earlier set.
-  std::optional<std::uint32_t> find(const digest& d) const noexcept {
-    const Cell c = cells_.meet(d);
-    if (c == 0) return std::nullopt;
-    return c;
-  }
-  bool contains(const digest& d) const noexcept { return cells_.meet(d) != 0; }
-
-  // Bulk calls, pipelined: the cells of a batch of keys are prefetched while the batch before it is read.
 
   /// Adds keys[i] to sets[i] for every i; invalid_argument, before any insert, for a set outside
   /// [1, sets()] or ranges of different lengths.
@@ -148,43 +142,17 @@ class spatial_bloom_filter : public detail::key_interface<spatial_bloom_filter<C
       if (set == 0 || set > this->sets())
         throw invalid_argument("set " + std::to_string(set) + " is not in [1, " + std::to_string(this->sets()) + "]");
     }
-    cells_.join_many(keys, hasher_fn(), [&](std::size_t i) {
+    cells_.join_many(keys, this->hasher_fn(), [&](std::size_t i) {
       const auto set = static_cast<std::uint32_t>(first[i]);
       ++sizes_[set - 1];
       return static_cast<Cell>(set);
     });
   }
-  /// Writes find() of each key to `out`; returns how many were in some set.
-  template <std::ranges::input_range R, class Out>
-  std::size_t find_many(const R& keys, Out out) const {
-    std::size_t found = 0;
-    cells_.meet_many(keys, hasher_fn(), [&](std::size_t, Cell c) {
-      found += c != 0;
-      *out++ = c == 0 ? std::nullopt : std::optional<std::uint32_t>(c);
-    });
-    return found;
-  }
-  template <std::ranges::input_range R, class Out>
-  std::size_t contains_many(const R& keys, Out out) const {
-    std::size_t hits = 0;
-    cells_.meet_many(keys, hasher_fn(), [&](std::size_t, Cell c) {
-      hits += c != 0;
-      *out++ = c != 0;
-    });
-    return hits;
-  }
-  template <std::ranges::input_range R>
-  std::size_t count_contained(const R& keys) const {
-    std::size_t hits = 0;
-    cells_.meet_many(keys, hasher_fn(), [&](std::size_t, Cell c) { hits += c != 0; });
-    return hits;
-  }
 
   /// Cell-wise max with a filter of the same geometry, sets and seed: each set becomes the union of the
   /// two, with the same priorities. incompatible_filters otherwise.
   void merge(const spatial_bloom_filter& other) {
-    if (other.cells_.cells() != cells_.cells() || other.cells_.hashes() != cells_.hashes() || other.sets() != sets() ||
-        other.seed() != seed())
+    if (!this->same_geometry(other) || other.sets() != sets())
       throw incompatible_filters("spatial filters differ in cells, hashes, sets or seed");
     cells_.join_all(other.cells_);
     for (std::size_t i = 0; i < sizes_.size(); ++i) sizes_[i] += other.sizes_[i];
@@ -197,7 +165,7 @@ class spatial_bloom_filter : public detail::key_interface<spatial_bloom_filter<C
     return all_set_rates()[set - 1];
   }
   std::vector<detail::spatial_set_rates> all_set_rates() const {
-    return detail::spatial_rates(sizes_, static_cast<double>(cells_.cells()), cells_.hashes());
+    return detail::spatial_rates(sizes_, static_cast<double>(this->cells()), this->hashes());
   }
   /// The set's measured emersion: the cells that hold its number against the cells its keys are expected
   /// to have written, m·(1 − (1 − 1/m)^{k·n_i}) (the paper counts the written cells while inserting in
@@ -213,11 +181,7 @@ class spatial_bloom_filter : public detail::key_interface<spatial_bloom_filter<C
   }
   /// The rate an absent key is reported as any set, with the keys inserted so far.
   double predicted_fpr() const noexcept {
-    return math::bloom_fpr(static_cast<double>(inserted()), static_cast<double>(cells_.cells()), cells_.hashes());
-  }
-  double estimated_count() const noexcept {
-    return math::classic_items(static_cast<double>(cells_.occupied()), static_cast<double>(cells_.cells()),
-                               cells_.hashes());
+    return math::bloom_fpr(static_cast<double>(inserted()), static_cast<double>(this->cells()), this->hashes());
   }
 
   std::uint32_t sets() const noexcept { return static_cast<std::uint32_t>(sizes_.size()); }
@@ -227,15 +191,11 @@ class spatial_bloom_filter : public detail::key_interface<spatial_bloom_filter<C
       throw invalid_argument("set " + std::to_string(set) + " is not in [1, " + std::to_string(sets()) + "]");
     return sizes_[set - 1];
   }
-  std::uint64_t cells() const noexcept { return cells_.cells(); }
-  std::uint32_t hashes() const noexcept { return cells_.hashes(); }
   std::uint64_t inserted() const noexcept {
     std::uint64_t n = 0;
     for (const std::uint64_t s : sizes_) n += s;
     return n;
   }
-  std::uint64_t seed() const noexcept { return hasher_.seed(); }
-  const Hasher& hasher() const noexcept { return hasher_; }
   std::size_t size_in_bytes() const noexcept { return cells_.storage_bytes() + 8 * sizes_.size() + sizeof(*this); }
 
   friend bool operator==(const spatial_bloom_filter& a, const spatial_bloom_filter& b) noexcept {
@@ -248,9 +208,7 @@ class spatial_bloom_filter : public detail::key_interface<spatial_bloom_filter<C
   // zero-padded to a multiple of 8 bytes. A cell holds 0 or a set number.
 
   filter_parameters parameters() const noexcept {
-    filter_parameters p;
-    p.primary = cells_.cells();
-    p.secondary = cells_.hashes();
+    filter_parameters p = this->cell_parameters();
     p.layout = 8 * sizeof(Cell);
     p.extra[0] = sets();
     return p;
@@ -294,13 +252,10 @@ class spatial_bloom_filter : public detail::key_interface<spatial_bloom_filter<C
   }
 
  private:
-  auto hasher_fn() const noexcept {
-    return [this](const auto& k) { return hash_key(hasher_, k); };
-  }
   spatial_bloom_filter(const filter_plan& plan, std::uint32_t sets, std::uint64_t seed)
-      : hasher_(seed), cells_(plan.bits, plan.hashes), sizes_(sets, 0) {}
+      : base(Hasher(seed), cells_type(plan.bits, plan.hashes)), sizes_(sets, 0) {}
   spatial_bloom_filter(const Hasher& h, cells_type cells, std::vector<std::uint64_t> sizes)
-      : hasher_(h), cells_(std::move(cells)), sizes_(std::move(sizes)) {}
+      : base(h, std::move(cells)), sizes_(std::move(sizes)) {}
 
   static void check_sets(std::uint64_t sets) {
     if (sets == 0 || sets > max_sets)
@@ -316,8 +271,6 @@ class spatial_bloom_filter : public detail::key_interface<spatial_bloom_filter<C
     cells_type::check(p.primary, p.secondary);
   }
 
-  Hasher hasher_;
-  cells_type cells_;
   std::vector<std::uint64_t> sizes_;  // keys inserted into each set, set 1 first
 };
 

@@ -5,17 +5,22 @@
 #pragma once
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
+#include <ranges>
 #include <span>
 #include <string>
 #include <utility>
 
 #include "blume/detail/bits.hpp"
+#include "blume/detail/key_interface.hpp"
 #include "blume/detail/pipeline.hpp"
 #include "blume/detail/probe_ops.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
+#include "blume/parameters.hpp"
 #include "blume/plan.hpp"
 #include "blume/storage.hpp"
 
@@ -174,6 +179,90 @@ class lattice_cells {
   std::uint64_t cells_;
   std::uint32_t hashes_;
   byte_storage storage_;
+};
+
+/// What the spatial filter and the compact approximator share: the hasher and the cells, and the lookups
+/// over them. A lookup meets the key's cells; bottom answers nothing, any other value answers itself as
+/// the kind's Answer (a set number, a lattice value). Derived adds its inserts, its model and its file hooks.
+template <class Derived, lattice L, class Hasher, class Answer>
+class lattice_filter : public key_interface<Derived> {
+  using key_calls = key_interface<Derived>;
+
+ public:
+  using key_calls::contains;
+  using key_calls::find;
+  using key_calls::hash;
+  using key_calls::insert;
+  using hasher_type = Hasher;
+  using cells_type = lattice_cells<L>;
+  using value_type = typename L::value_type;
+
+  /// The key's answer, or nothing when the meet of its cells is bottom.
+  std::optional<Answer> find(const digest& d) const noexcept { return answer(cells_.meet(d)); }
+  bool contains(const digest& d) const noexcept { return cells_.meet(d) != L::bottom(); }
+
+  // Bulk lookups, pipelined: the cells of a batch of keys are prefetched while the batch before it is read.
+
+  /// Writes find() of each key to `out`; returns how many were found.
+  template <std::ranges::input_range R, class Out>
+  std::size_t find_many(const R& keys, Out out) const {
+    std::size_t found = 0;
+    cells_.meet_many(keys, hasher_fn(), [&](std::size_t, value_type v) {
+      found += v != L::bottom();
+      *out++ = answer(v);
+    });
+    return found;
+  }
+  template <std::ranges::input_range R, class Out>
+  std::size_t contains_many(const R& keys, Out out) const {
+    std::size_t hits = 0;
+    cells_.meet_many(keys, hasher_fn(), [&](std::size_t, value_type v) {
+      hits += v != L::bottom();
+      *out++ = v != L::bottom();
+    });
+    return hits;
+  }
+  template <std::ranges::input_range R>
+  std::size_t count_contained(const R& keys) const {
+    std::size_t hits = 0;
+    cells_.meet_many(keys, hasher_fn(), [&](std::size_t, value_type v) { hits += v != L::bottom(); });
+    return hits;
+  }
+
+  /// Distinct keys, from the cells above bottom (the classic estimate).
+  double estimated_count() const noexcept {
+    return math::classic_items(static_cast<double>(cells_.occupied()), static_cast<double>(cells_.cells()),
+                               cells_.hashes());
+  }
+  std::uint64_t cells() const noexcept { return cells_.cells(); }
+  std::uint32_t hashes() const noexcept { return cells_.hashes(); }
+  std::uint64_t seed() const noexcept { return hasher_.seed(); }
+  const Hasher& hasher() const noexcept { return hasher_; }
+
+ protected:
+  lattice_filter(const Hasher& h, cells_type cells) : hasher_(h), cells_(std::move(cells)) {}
+
+  static std::optional<Answer> answer(value_type v) noexcept {
+    if (v == L::bottom()) return std::nullopt;
+    return static_cast<Answer>(v);
+  }
+  auto hasher_fn() const noexcept {
+    return [this](const auto& k) { return hash_key(hasher_, k); };
+  }
+  /// Same cells, probes and seed: what merging two filters of a kind needs first.
+  bool same_geometry(const lattice_filter& other) const noexcept {
+    return other.cells_.cells() == cells_.cells() && other.cells_.hashes() == cells_.hashes() && other.seed() == seed();
+  }
+  /// The header fields every lattice kind fills alike: primary = cells, secondary = k.
+  filter_parameters cell_parameters() const noexcept {
+    filter_parameters p;
+    p.primary = cells_.cells();
+    p.secondary = cells_.hashes();
+    return p;
+  }
+
+  Hasher hasher_;
+  cells_type cells_;
 };
 
 }  // namespace detail
