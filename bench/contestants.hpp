@@ -245,9 +245,16 @@ class kind_contestant {
   }
   template <class R>
   void insert_many(const R& keys)
-    requires(F::is_static || requires(F& f) { f.insert_many(keys); })
+    requires(
+        F::is_static || requires(F& f) { f.insert_many(keys); } ||
+        requires(F& f, std::vector<std::uint32_t> values) { f.insert_many(keys, values); })
   {
-    if constexpr (F::is_static) {
+    if constexpr (takes_valued_inserts<F>) {
+      // The values insert() would give these keys, one after the other.
+      std::vector<std::uint32_t> values(static_cast<std::size_t>(std::ranges::distance(keys)));
+      for (auto& v : values) v = static_cast<std::uint32_t>(1 + next_value_++ % valued_sets);
+      filter_->insert_many(keys, values);
+    } else if constexpr (F::is_static) {
       for (auto&& k : keys) insert(k);
       finish();
     } else if constexpr (may_be_full<F>) {
