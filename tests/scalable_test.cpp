@@ -231,6 +231,23 @@ TEST(ScalableFilter, ATinyFileWithAHugeGrowthIsRefusedOnLoad) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
 }
 
+// Found by the file fuzzer once the corpus held layer tables: a header claiming 3.45 billion keys over a
+// table whose one layer holds 40 made the next layer 7.8 GB. The next layer may grow the last one by the
+// growth factor, not more.
+TEST(ScalableFilter, AHeaderCapacityFarAboveItsLayerTableIsRefusedOnLoad) {
+  scalable f(40, 0.05);
+  for (std::uint64_t i = 0; i < 40; ++i) f.insert(present_key(i));
+  auto bytes = blume::to_bytes(f);
+  EXPECT_NO_THROW((void)blume::from_bytes<scalable>(bytes)) << "a chain as written grows by its growth";
+  blume::file_header h = blume::decode_header(bytes);
+  h.primary = 3'452'764'179;  // the first layer's capacity, as the header records it
+  const auto header = blume::encode_header(h);
+  std::copy(header.begin(), header.end(), bytes.begin());
+  blume_test::fix_checksums(bytes);
+  EXPECT_TRUE(blume_test::mentions(
+      blume_test::message_of<blume::format_error>([&] { (void)blume::from_bytes<scalable>(bytes); }), "next layer"));
+}
+
 TEST(ScalableFilter, TighteningOutsideZeroToOneIsRefusedOnLoad) {
   const auto good = blume::to_bytes(filled(100, 0.01, 10));
   for (const double tightening : {0.0, -0.5, 1.0, 1.5, std::nan("")}) {

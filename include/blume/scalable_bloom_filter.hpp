@@ -351,6 +351,16 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
       f.specs_.push_back(layers[i].spec);
     }
     f.rebuild_table();
+    // The next layer comes from the header's capacity and growth, the stored ones from the table; a policy
+    // grows each layer's capacity by the growth factor, so a next layer far beyond that (a header that
+    // claims billions of keys over a table of tiny layers) would make the next insert allocate gigabytes
+    // that nothing in the file accounts for.
+    if (f.can_grow()) {
+      const double allowed = 2 * std::max(1.0, f.options_.growth) * static_cast<double>(f.specs_.back().capacity) + 1;
+      if (const std::uint64_t next = f.spec_at(f.specs_.size()).capacity; static_cast<double>(next) > allowed)
+        throw format_error("scalable filter: its next layer would hold " + std::to_string(next) + " keys, beyond " +
+                           "the growth of its last layer's " + std::to_string(f.specs_.back().capacity));
+    }
     return f;
   }
 
