@@ -178,6 +178,13 @@ struct small_geometry<blume::counting_bloom_filter<>> {
   static constexpr std::uint64_t other_bits = 12'600;
   static constexpr std::uint32_t other_hashes = 4;
 };
+template <>
+struct small_geometry<blume::variable_increment_counting_filter<>> {
+  static constexpr std::uint64_t bits = 12'000;  // counters
+  static constexpr std::uint32_t hashes = 6;
+  static constexpr std::uint64_t other_bits = 12'600;
+  static constexpr std::uint32_t other_hashes = 4;
+};
 
 template <class F>
 F small_filter(std::uint64_t seed = blume::xxh3_hasher::default_seed) {

@@ -96,7 +96,8 @@ int run_plan(const plan_options& o) {
             row.plan = decltype(type)::type::plan(o.items, *o.excluded);
         });
       } else if (o.memory_bytes) {
-        row.plan = plan_for_bits(o.items, budget_bits, k);
+        // The budget in the kind's own unit (bits, counters, cells): what its memory buys.
+        row.plan = plan_for_bits(o.items, std::max<std::uint64_t>(1, plan_units_in(budget_bits / 8, k)), k);
         if (!(row.plan->predicted_fpr < useless_rate)) {
           row.problem = "budget too small: the rate would be " + percent(row.plan->predicted_fpr);
           row.plan.reset();

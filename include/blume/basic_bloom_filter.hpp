@@ -235,8 +235,13 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
   }
 
   /// Intersection: afterwards the filter answers true only where both did (a superset of the keys in both
-  /// sets, and a higher false-positive rate than a filter built from the intersection).
-  void intersect(const basic_bloom_filter& other) {
+  /// sets, and a higher false-positive rate than a filter built from the intersection). A layout whose
+  /// words are not bits (it merges with merge_word) offers it only with an intersect_word of its own.
+  void intersect(const basic_bloom_filter& other)
+    requires(
+        requires(word_type a, word_type b) { Layout::intersect_word(a, b); } ||
+        !requires(word_type a, word_type b) { Layout::merge_word(a, b); })
+  {
     check_compatible(other, "intersect");
     combine(other, [](word_type a, word_type b) {
       if constexpr (requires { Layout::intersect_word(a, b); }) {

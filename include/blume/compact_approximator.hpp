@@ -60,8 +60,9 @@ class compact_approximator : public detail::lattice_filter<compact_approximator<
   static filter_plan plan(std::uint64_t items, double fpr) {
     return detail::plan_classic<compact_approximator>(items, fpr);
   }
-  static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits) {
-    return detail::plan_classic_for_bits<compact_approximator>(items, bits / (8 * sizeof(value_type)));
+  /// A budget of `cells` cells (a plan's `bits` are cells, as a counting filter's are counters).
+  static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t cells) {
+    return detail::plan_classic_for_bits<compact_approximator>(items, cells);
   }
 
   /// Sized as a classic Bloom filter for `capacity` keys at `fpr`, in cells: `fpr` is the rate at which a

@@ -34,6 +34,7 @@
 #include "blume/spatial_bloom_filter.hpp"
 #include "blume/split_block_bloom_filter.hpp"
 #include "blume/stable_bloom_filter.hpp"
+#include "blume/variable_increment_counting_filter.hpp"
 #include "blume/xor_filter.hpp"
 
 namespace blume {
@@ -43,13 +44,14 @@ struct kind_list {};
 
 /// Every kind blume stores in files, as its default instantiation (XXH3 hashing; 4-bit counters for
 /// counting, 2-bit cells for stable, split-block buffers for aging, 8-bit cells for spatial, blocked layers
-/// for layered and attenuated, the max lattice of 32-bit values for compact), in id order.
-using filter_types =
-    kind_list<bloom_filter<>, partitioned_bloom_filter<>, blocked_bloom_filter<>, split_block_bloom_filter<>,
-              counting_bloom_filter<>, cuckoo_filter<>, quotient_filter<>, scalable_bloom_filter<>,
-              stable_bloom_filter<>, aging_bloom_filter<>, xor8_filter<>, xor16_filter<>, fuse8_filter<>,
-              fuse16_filter<>, golomb_coded_set<>, bloomier_filter<>, cascade_filter, spatial_bloom_filter<>,
-              layered_bloom_filter<>, attenuated_bloom_filter<>, compact_approximator<>>;
+/// for layered and attenuated, the max lattice of 32-bit values for compact, 4-bit counters and increments 4 … 7 for vi-counting), in
+/// id order.
+using filter_types = kind_list<bloom_filter<>, partitioned_bloom_filter<>, blocked_bloom_filter<>,
+                               split_block_bloom_filter<>, counting_bloom_filter<>, cuckoo_filter<>, quotient_filter<>,
+                               scalable_bloom_filter<>, stable_bloom_filter<>, aging_bloom_filter<>, xor8_filter<>,
+                               xor16_filter<>, fuse8_filter<>, fuse16_filter<>, golomb_coded_set<>, bloomier_filter<>,
+                               cascade_filter, spatial_bloom_filter<>, layered_bloom_filter<>,
+                               attenuated_bloom_filter<>, compact_approximator<>, variable_increment_counting_filter<>>;
 
 namespace detail {
 
@@ -210,6 +212,19 @@ inline filter_plan plan_for_bits(std::uint64_t items, std::uint64_t bits, filter
   });
   if (!known) detail::unknown_kind(kind);
   return plan;
+}
+
+/// The largest plan size (`filter_plan::bits`, in the kind's own unit: bits, counters or cells) whose
+/// memory (the kind's plan_bytes) fits in `bytes`: what a memory budget buys, for plan_for_bits.
+inline std::uint64_t plan_units_in(std::uint64_t bytes, filter_kind kind) {
+  std::uint64_t units = 0;
+  if (!visit_kind(kind, [&](auto type) {
+        using F = typename decltype(type)::type;
+        const auto over = [&](std::uint64_t x) { return F::plan_bytes(x) > bytes; };
+        units = detail::smallest_satisfying(1, max_filter_bits, over) - 1;
+      }))
+    detail::unknown_kind(kind);
+  return units;
 }
 
 /// The false-positive rate of a kind's model with m bits and k probes holding n items (what m and k mean

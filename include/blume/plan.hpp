@@ -369,6 +369,43 @@ inline double spatial_misreport(double keys_after_i, double m, double k) noexcep
 /// raised by different values can meet back at v.
 inline double compact_overestimate(double others, double m, double k) noexcept { return bloom_fpr(others, m, k); }
 
+/// Variable-increment counting filter (Rottenstreich, Kanizo & Keslassy 2012): m counters capped at
+/// `saturated`, k probes, each key adding at each probe an increment uniform in [L, 2L). A counter holds
+/// the increments of J ~ Poisson(kn/m) keys (summed, capped at `saturated`); an absent key's probe with
+/// increment g passes when the counter is g, at least g + L, or saturated. The rate is the mean pass
+/// probability over g, to the power k (probes taken as independent, as in the classic approximation).
+inline double vi_fpr(double n, double m, double k, unsigned L, std::uint64_t saturated) {
+  if (n <= 0) return 0.0;
+  const double lambda = k * n / m;
+  const auto top = static_cast<std::size_t>(saturated);
+  // Every increment is at least L, so ⌈top / L⌉ keys or more always saturate: only fewer keys need their
+  // sums, and the rest of the Poisson mass goes to the saturated value (pmf in log space: λ may be huge).
+  const std::size_t always = (top + L - 1) / L;
+  std::vector<double> sum(top + 1, 0.0), next(top + 1), counter(top + 1, 0.0);
+  sum[0] = 1.0;  // the distribution of j increments' capped sum, from j = 0
+  double mass = 0.0;
+  for (std::size_t j = 0; j < always; ++j) {
+    const double p =
+        std::exp(-lambda + static_cast<double>(j) * std::log(lambda) - std::lgamma(static_cast<double>(j) + 1));
+    for (std::size_t c = 0; c <= top; ++c) counter[c] += p * sum[c];
+    mass += p;
+    std::fill(next.begin(), next.end(), 0.0);
+    for (std::size_t c = 0; c <= top; ++c) {
+      if (sum[c] == 0.0) continue;
+      for (unsigned g = L; g < 2 * L; ++g) next[std::min<std::size_t>(c + g, top)] += sum[c] / L;
+    }
+    sum.swap(next);
+  }
+  counter[top] += std::max(0.0, 1.0 - mass);
+  double pass = 0.0;
+  for (unsigned g = L; g < 2 * L; ++g) {
+    double pg = counter[top] + (g < top ? counter[g] : 0.0);
+    for (std::size_t c = g + L; c < top; ++c) pg += counter[c];
+    pass += pg / L;
+  }
+  return std::pow(std::min(pass, 1.0), k);
+}
+
 }  // namespace math
 
 /// What the planners need of a kind: its id and name, the memory a plan's `bits` take, and its model
@@ -783,6 +820,47 @@ filter_plan plan_spatial(std::span<const std::uint64_t> sizes, double fpr) {
     throw invalid_argument("no spatial filter within 2^40 cells keeps every set under false-positive rate " +
                            format_number(fpr));
   return best;
+}
+
+/// A kind whose rate has no closed-form inverse (its model_fpr is computed numerically): for each k from 1
+/// up, the fewest cells whose model rate meets ε, until more probes stop paying; the k needing the fewest
+/// wins. The model is monotone in m for a fixed k, so each search is a bisection.
+template <kind_model K>
+filter_plan plan_by_model(std::uint64_t items, double fpr) {
+  const double ideal = checked_ideal_bits(items, fpr);
+  const double n = static_cast<double>(items);
+  const std::uint64_t hi = std::min<std::uint64_t>(max_filter_bits, static_cast<std::uint64_t>(2 * ideal) + 64);
+  filter_plan best;
+  for (std::uint32_t k = 1; k <= max_hashes; ++k) {
+    const std::uint64_t m = smallest_satisfying(1, hi, [&](std::uint64_t cells) {
+      return K::model_fpr(n, static_cast<double>(cells), k) <= fpr;
+    });
+    if (m > hi) continue;
+    if (best.bits == 0 || m < best.bits) best = make_plan<K>(items, m, k);
+    else if (static_cast<double>(m) > 1.2 * static_cast<double>(best.bits)) break;  // past the best k
+  }
+  if (best.bits == 0)
+    throw invalid_argument("no filter within 2^40 bits holds " + std::to_string(items) + " items at rate " +
+                           format_number(fpr));
+  return best;
+}
+/// All of a budget of `cells` cells, with the k that minimises the kind's model rate.
+template <kind_model K>
+filter_plan plan_by_model_for_bits(std::uint64_t items, std::uint64_t cells) {
+  check_budget(items, cells);
+  const double n = static_cast<double>(items), m = static_cast<double>(cells);
+  std::uint32_t best_k = 1;
+  double best_rate = K::model_fpr(n, m, 1);
+  for (std::uint32_t k = 2; k <= max_hashes; ++k) {
+    const double rate = K::model_fpr(n, m, k);
+    if (rate < best_rate) {
+      best_rate = rate;
+      best_k = k;
+    } else if (rate > 1.5 * best_rate) {
+      break;
+    }
+  }
+  return make_plan<K>(items, cells, best_k);
 }
 
 }  // namespace detail
