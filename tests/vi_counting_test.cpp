@@ -108,10 +108,11 @@ TEST(VariableIncrement, BeatsTheCountingFilterAtEqualMemory) {
   };
   const auto [vi4_rate, vi4] = build(std::type_identity<vi<4>>{});
   const auto [vi8_rate, vi8] = build(std::type_identity<vi<8>>{});
-  std::printf("equal memory (%llu bits): counting<4> k = %u %.5f; vi<4> k = %u %.5f (model %.5f); vi<8> k = %u %.5f "
-              "(model %.5f)\n",
-              static_cast<unsigned long long>(bits), counting.hashes(), counting_rate, vi4.hashes, vi4_rate,
-              vi4.predicted_fpr, vi8.hashes, vi8_rate, vi8.predicted_fpr);
+  std::printf(
+      "equal memory (%llu bits): counting<4> k = %u %.5f; vi<4> k = %u %.5f (model %.5f); vi<8> k = %u %.5f "
+      "(model %.5f)\n",
+      static_cast<unsigned long long>(bits), counting.hashes(), counting_rate, vi4.hashes, vi4_rate, vi4.predicted_fpr,
+      vi8.hashes, vi8_rate, vi8.predicted_fpr);
   EXPECT_LT(vi4_rate, counting_rate);
   EXPECT_LT(vi8_rate, counting_rate);
 }
