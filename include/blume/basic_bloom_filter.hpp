@@ -153,6 +153,9 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
     for (std::uint64_t bit = used; bit < payload.size() * 8; ++bit)
       if ((static_cast<unsigned>(bytes[bit / 8]) >> (bit % 8)) & 1u)
         throw format_error("padding bits past bit " + std::to_string(used) + " are set");
+    // A layout whose words have an invariant of their own checks it (vi-counting's counters).
+    if constexpr (requires(const word_type* w) { layout.check_words(w); })
+      layout.check_words(reinterpret_cast<const word_type*>(payload.data()));
     return from_parts(layout, Hasher(seed), std::move(payload), inserted);
   }
 

@@ -127,6 +127,16 @@ class variable_increment_layout {
     });
   }
 
+  /// A counter holds 0, a sum of increments (each at least L), or the saturated value: never 1 … L − 1.
+  /// An insert into such a counter could land between g and g + L, and the key just inserted would be
+  /// missed, so a file holding one is refused (format_error).
+  void check_words(const word_type* words) const {
+    for (std::uint64_t i = 0; i < counters_; ++i)
+      if (const std::uint64_t c = counter(words, i); c != 0 && c < L)
+        throw format_error("vi-counting filter: counter " + std::to_string(i) + " holds " + std::to_string(c) +
+                           ", which no sum of increments of at least " + std::to_string(L) + " makes");
+  }
+
   /// Non-zero counters in a word (what the fill-based estimates count: a counter is non-zero with the
   /// classic filter's probability, whatever the increments).
   static std::uint64_t occupied(word_type w) noexcept { return cells::nonzero(w); }
@@ -172,7 +182,10 @@ class variable_increment_layout {
     auto next = [&](word_type w, std::uint64_t& old) {
       old = (w >> shift) & saturated;
       if (old == saturated) return w;
-      const std::uint64_t now = sign > 0 ? std::min(old + g, saturated) : (old > g ? old - g : 0);
+      std::uint64_t now = sign > 0 ? std::min(old + g, saturated) : (old > g ? old - g : 0);
+      // Only erasing a key that was never inserted (a false positive) can leave 1 … L − 1, which no sum of
+      // increments makes; L instead keeps every later insert findable (see check_words).
+      if (now != 0 && now < L) now = L;
       return (w & ~(saturated << shift)) | (now << shift);
     };
     std::uint64_t old = 0;
