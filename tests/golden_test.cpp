@@ -116,6 +116,7 @@ TEST(Golden, EveryKindWritesTheseBytes) {
       {"attenuated", {5120u, 0xda3d7b1af2910fe0ull, 0x233b48967e1325e2ull}},
       {"compact", {38344u, 0x1a822c206114fac7ull, 0x9ad9ddfe1545a340ull}},
       {"vi-counting", {2064u, 0x013fd78b5deda668ull, 0x594c021d81401b13ull}},
+      {"dleft", {2696u, 0x1677c453d07c622full, 0x86c442a97bf77865ull}},
   };
   EXPECT_EQ(pinned.size(), blume::kind_count) << "a pinned kind is no longer in the list";
   blume::for_each_kind([&](auto type) {

@@ -116,6 +116,19 @@ int run_info(const std::string& file, bool json) {
           if constexpr (requires { f.load_factor(); })
             add("load factor", percent(f.load_factor()), json_number(f.load_factor()));
           if constexpr (requires {
+                          f.geometry().subtables;
+                          f.geometry().counter_bits;
+                        }) {
+            const auto& g = f.geometry();
+            add("table",
+                std::to_string(g.subtables) + " subtables of " + std::to_string(g.buckets) + " buckets of " +
+                    std::to_string(g.cells) + " cells (" + std::to_string(g.remainder_bits) + "-bit remainder, " +
+                    std::to_string(g.counter_bits) + "-bit counter)",
+                "{\"subtables\": " + std::to_string(g.subtables) + ", \"buckets\": " + std::to_string(g.buckets) +
+                    ", \"cells\": " + std::to_string(g.cells) + ", \"remainder_bits\": " +
+                    std::to_string(g.remainder_bits) + ", \"counter_bits\": " + std::to_string(g.counter_bits) + "}");
+          }
+          if constexpr (requires {
                           f.value_bits();
                           f.check_bits();
                         }) {

@@ -11,14 +11,11 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <string>
 
 #include "blume/basic_bloom_filter.hpp"
-#include "blume/detail/geometry.hpp"
-#include "blume/detail/packed_cells.hpp"
-#include "blume/detail/probe_ops.hpp"
+#include "blume/detail/counter_array.hpp"
 
 namespace blume {
 
@@ -26,21 +23,21 @@ namespace blume {
 /// is L + (a hash of the digest and i) mod L. In the file header, `bits` is the number of counters and the
 /// layout field is W + 256·L.
 template <unsigned W, unsigned L>
-class variable_increment_layout {
+class variable_increment_layout : public detail::counter_array<W> {
   static_assert(W == 4 || W == 8, "counters are 4 or 8 bits wide");
   static_assert(L >= 1 && 3 * L <= (1u << W) - 1,
                 "the counters must hold two increments and more: 2^W - 1 >= 3L - 1 + 1 (one increment plus L)");
+  using base = detail::counter_array<W>;
 
  public:
-  using word_type = std::uint64_t;
+  using base::counter;
+  using base::saturated;
+  using typename base::word_type;
   static constexpr filter_kind kind{22};
   static constexpr std::string_view name = "vi-counting";
   static constexpr std::uint32_t block_bits = W + 256 * L;  // the header's layout parameter
-  static constexpr std::uint64_t saturated = detail::packed_cells<W>::max_value;
-  static constexpr unsigned per_word = detail::packed_cells<W>::per_word;
 
   // The geometry is the counting filter's, in counters; the rate is the paper's, with saturation.
-  static std::uint64_t plan_bytes(std::uint64_t counters) noexcept { return detail::word_bytes(counters * W); }
   static double model_fpr(double n, double m, double k) noexcept { return math::vi_fpr(n, m, k, L, saturated); }
   static double estimate_items(double set, double m, double k) noexcept { return math::classic_items(set, m, k); }
   static filter_plan plan(std::uint64_t items, double fpr) {
@@ -51,23 +48,7 @@ class variable_increment_layout {
     return detail::plan_by_model_for_bits<variable_increment_layout>(items, counters);
   }
 
-  variable_increment_layout(std::uint64_t counters, std::uint32_t hashes) : counters_(counters), hashes_(hashes) {
-    detail::check_geometry(name, counters, hashes, 1);
-    if (counters > max_filter_bits / W)
-      throw invalid_argument("vi-counting filter: " + std::to_string(counters) + " counters of " + std::to_string(W) +
-                             " bits exceed the maximum of 2^40 bits");
-  }
-
-  /// The number of counters (the m of the formulas).
-  std::uint64_t bits() const noexcept { return counters_; }
-  std::uint32_t hashes() const noexcept { return hashes_; }
-  /// Payload bits in use; the rest of the last word is zero.
-  std::uint64_t payload_bits() const noexcept { return counters_ * W; }
-  std::size_t storage_bytes() const noexcept {
-    return static_cast<std::size_t>(detail::packed_cells<W>::bytes_for(counters_));
-  }
-
-  static std::uint64_t counter(const word_type* words, std::uint64_t i) noexcept { return cells::get(words, i); }
+  variable_increment_layout(std::uint64_t counters, std::uint32_t hashes) : base(name, counters, hashes) {}
 
   /// Adds the key's increment to each of its counters, saturating. Returns whether a lookup answered "no"
   /// before (a zero counter is not the only sign of a new key here).
@@ -75,7 +56,7 @@ class variable_increment_layout {
   bool insert(word_type* words, digest d) const noexcept {
     const bool fresh = !contains(words, d);
     probes(d, [&](std::uint64_t i, std::uint64_t g) {
-      add<Atomic>(words, i, g, +1);
+      base::template update<Atomic>(words, i, [g](std::uint64_t c) { return plus(c, g); });
       return true;
     });
     return fresh;
@@ -93,7 +74,7 @@ class variable_increment_layout {
   bool erase(word_type* words, digest d) const noexcept {
     if (!contains(words, d)) return false;
     probes(d, [&](std::uint64_t i, std::uint64_t g) {
-      add<false>(words, i, g, -1);
+      base::template update<false>(words, i, [g](std::uint64_t c) { return minus(c, g); });
       return true;
     });
     return true;
@@ -113,52 +94,34 @@ class variable_increment_layout {
     return smallest;
   }
 
-  void prefetch(const word_type* words, digest d) const noexcept {
-    int left = 2;
-    probes(d, [&](std::uint64_t i, std::uint64_t) {
-      detail::prefetch_read(words + i / per_word);
-      return --left > 0;
-    });
-  }
-  void prefetch_for_write(word_type* words, digest d) const noexcept {
-    probes(d, [&](std::uint64_t i, std::uint64_t) {
-      detail::prefetch_write(words + i / per_word);
-      return true;
-    });
-  }
-
   /// A counter holds 0, a sum of increments (each at least L), or the saturated value: never 1 … L − 1.
   /// An insert into such a counter could land between g and g + L, and the key just inserted would be
   /// missed, so a file holding one is refused (format_error).
   void check_words(const word_type* words) const {
-    for (std::uint64_t i = 0; i < counters_; ++i)
+    for (std::uint64_t i = 0; i < this->bits(); ++i)
       if (const std::uint64_t c = counter(words, i); c != 0 && c < L)
         throw format_error("vi-counting filter: counter " + std::to_string(i) + " holds " + std::to_string(c) +
                            ", which no sum of increments of at least " + std::to_string(L) + " makes");
   }
 
-  /// Non-zero counters in a word (what the fill-based estimates count: a counter is non-zero with the
-  /// classic filter's probability, whatever the increments).
-  static std::uint64_t occupied(word_type w) noexcept { return cells::nonzero(w); }
-  /// Union: counters add, saturating, as if every key of both had been inserted here.
-  static word_type merge_word(word_type a, word_type b) noexcept {
-    word_type out = 0;
-    for (unsigned lane = 0; lane < per_word; ++lane) {
-      const unsigned shift = lane * W;
-      const word_type sum = std::min(((a >> shift) & saturated) + ((b >> shift) & saturated), saturated);
-      out |= sum << shift;
-    }
-    return out;
-  }
   // No intersect_word, so no intersect(): the smaller of two counters can pass a key that one filter
   // rejects (a counter at g in one and between g and g + L in the other), and an intersection must answer
   // true only where both did.
 
  private:
-  using cells = detail::packed_cells<W>;
-
   static constexpr bool may_hold(std::uint64_t c, std::uint64_t g) noexcept {
     return c == saturated || c == g || c >= g + L;
+  }
+  // A sum past the maximum saturates; a saturated counter no longer knows its value and stays.
+  static constexpr std::uint64_t plus(std::uint64_t c, std::uint64_t g) noexcept {
+    return c == saturated ? c : std::min(c + g, saturated);
+  }
+  // Only erasing a key that was never inserted (a false positive) can go below zero or leave 1 … L − 1,
+  // which no sum of increments makes; L instead keeps every later insert findable (see check_words).
+  static constexpr std::uint64_t minus(std::uint64_t c, std::uint64_t g) noexcept {
+    if (c == saturated) return c;
+    const std::uint64_t now = c > g ? c - g : 0;
+    return now != 0 && now < L ? L : now;
   }
 
   /// fn(counter index, increment) for each of the k probes while fn returns true; the increment's hash is
@@ -167,41 +130,11 @@ class variable_increment_layout {
   template <class Fn>
   bool probes(digest d, Fn&& fn) const noexcept {
     std::uint32_t probe = 0;
-    return detail::double_hashing_probes(d, hashes_, counters_, [&](std::uint64_t i) {
+    return this->positions(d, [&](std::uint64_t i) {
       const std::uint64_t g = L + reduce(mix(d.high ^ (0x9e3779b97f4a7c15ULL * ++probe)), L);
       return fn(i, g);
     });
   }
-
-  /// Adds or subtracts g at counter i unless it is saturated; a sum past the maximum saturates, and a
-  /// difference below zero (only for a false-positive erase) stops at zero. Returns the old value.
-  template <bool Atomic>
-  static std::uint64_t add(word_type* words, std::uint64_t i, std::uint64_t g, int sign) noexcept {
-    word_type& word = words[i / per_word];
-    const unsigned shift = static_cast<unsigned>(i % per_word * W);
-    auto next = [&](word_type w, std::uint64_t& old) {
-      old = (w >> shift) & saturated;
-      if (old == saturated) return w;
-      std::uint64_t now = sign > 0 ? std::min(old + g, saturated) : (old > g ? old - g : 0);
-      // Only erasing a key that was never inserted (a false positive) can leave 1 … L − 1, which no sum of
-      // increments makes; L instead keeps every later insert findable (see check_words).
-      if (now != 0 && now < L) now = L;
-      return (w & ~(saturated << shift)) | (now << shift);
-    };
-    std::uint64_t old = 0;
-    if constexpr (Atomic) {
-      std::atomic_ref<word_type> ref(word);
-      word_type w = ref.load(std::memory_order_relaxed);
-      while (!ref.compare_exchange_weak(w, next(w, old), std::memory_order_relaxed)) {
-      }
-    } else {
-      word = next(word, old);
-    }
-    return old;
-  }
-
-  std::uint64_t counters_;
-  std::uint32_t hashes_;
 };
 
 /// A counting filter with variable increments: 4-bit counters and L = 4 by default (increments 4 … 7).
