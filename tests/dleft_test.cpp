@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "forge.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -195,6 +196,44 @@ TEST(DLeftFormat, RoundTripsThroughBytes) {
   const auto g = blume::from_bytes<dleft>(bytes);
   EXPECT_TRUE(f == g);
   EXPECT_TRUE(g.contains(present_key(17)));
+}
+
+// Hostile payloads with valid checksums: each damage that could make a lookup miss a stored key, or the
+// count of stored cells lie, is refused with format_error naming it.
+TEST(DLeftFormat, DamagedTablesAreRefused) {
+  dleft f(small(4, 12));
+  f.insert(std::string_view("a"));
+  f.insert(std::string_view("b"));
+  const auto good = blume::to_bytes(f);
+  auto forged = [&](auto damage) {
+    auto bytes = good;
+    damage(std::span<std::byte>(bytes).subspan(blume::header_size));
+    blume_test::fix_checksums(bytes);
+    return blume_test::message_of<blume::format_error>([&] { (void)blume::from_bytes<dleft>(bytes); });
+  };
+  // The cell of "a" sits first in its bucket; find a bucket with exactly one occupied cell to work on.
+  std::size_t one = 0;
+  for (std::uint32_t t = 0; t < 4; ++t)
+    for (std::uint64_t b = 0; b < 4; ++b)
+      if (f.bucket_load(t, b) == 1) one = (t * 4 + b) * 16;
+  EXPECT_TRUE(blume_test::mentions(forged([&](std::span<std::byte> p) {
+                                     p[one + 4] = std::byte{0x11};  // cell 2 occupied after the empty cell 1
+                                   }),
+                                   "after an empty cell"));
+  EXPECT_TRUE(blume_test::mentions(forged([&](std::span<std::byte> p) { p[one] &= std::byte{0xf0}; }), "zero count"));
+  EXPECT_TRUE(blume_test::mentions(forged([&](std::span<std::byte> p) { p[p.size() - 3] = std::byte{1}; }),
+                                   "8 bytes after the buckets"));
+  auto wrong_count = good;
+  blume::detail::write_le<std::uint64_t>(wrong_count.data() + blume::detail::off_inserted, 3);
+  blume_test::fix_checksums(wrong_count);
+  EXPECT_TRUE(blume_test::mentions(blume_test::message_of<blume::format_error>([&] {
+                                     (void)blume::from_bytes<dleft>(wrong_count);
+                                   }),
+                                   "counts 3 stored"));
+  auto huge = good;
+  blume::detail::write_le<std::uint64_t>(huge.data() + blume::detail::off_bits, std::uint64_t{1} << 40);
+  blume_test::fix_checksums(huge);
+  EXPECT_THROW((void)blume::from_bytes<dleft>(huge), blume::format_error) << "refused before allocating";
 }
 
 // The model: an absent key is a false positive when its fingerprint is among the n stored,
