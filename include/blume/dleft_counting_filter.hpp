@@ -461,7 +461,7 @@ class dleft_counting_filter : public detail::key_interface<dleft_counting_filter
     return i == 0 ? 0 : reduce(mix(remainder ^ (0x9e3779b97f4a7c15ULL * i)), g_.buckets);
   }
 
-  probe probe_of(std::uint64_t h) const noexcept {
+  [[gnu::always_inline]] probe probe_of(std::uint64_t h) const noexcept {
     probe p;
     const std::uint64_t q = h >> g_.remainder_bits;
     const std::uint64_t remainder = h & remainder_mask_;
@@ -484,7 +484,7 @@ class dleft_counting_filter : public detail::key_interface<dleft_counting_filter
     return p;
   }
 
-  where locate(const probe& p) const noexcept {
+  [[gnu::always_inline]] where locate(const probe& p) const noexcept {
     for (std::uint32_t i = 0; i < g_.subtables; ++i) {
       std::byte* bucket = p.buckets[i];
       if (const scanned s = scan(bucket, p.tagged); s.match != no_match) return {bucket, s.match};
@@ -530,7 +530,7 @@ class dleft_counting_filter : public detail::key_interface<dleft_counting_filter
     std::uint32_t match = no_match;
     std::uint32_t load = 0;
   };
-  scanned scan(const std::byte* bucket, std::uint64_t tagged) const noexcept {
+  [[gnu::always_inline]] scanned scan(const std::byte* bucket, std::uint64_t tagged) const noexcept {
     if (lanes16_) return scan_lanes16(bucket, tagged);
     std::uint32_t j = 0;
     for (; j < g_.cells; ++j) {
@@ -543,7 +543,7 @@ class dleft_counting_filter : public detail::key_interface<dleft_counting_filter
   // 16-bit cells (the default: 12-bit remainders, 4-bit counters) are compared four to a 64-bit word, with
   // no branch per cell: a negative lookup reads d buckets of 8 cells, and a loop over 32 cells, each
   // extracted, compared and branched on, cost more than the buckets' cache misses.
-  scanned scan_lanes16(const std::byte* bucket, std::uint64_t tagged) const noexcept {
+  [[gnu::always_inline]] scanned scan_lanes16(const std::byte* bucket, std::uint64_t tagged) const noexcept {
     constexpr std::uint64_t ones = 0x0001000100010001ULL, low15 = 0x7fff7fff7fff7fffULL, high = ~low15;
     const std::uint64_t wanted = tagged * ones;
     std::uint32_t load = 0;
