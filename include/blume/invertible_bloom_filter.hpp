@@ -148,9 +148,11 @@ class invertible_bloom_filter : public detail::key_interface<invertible_bloom_fi
 
   // ---- keys ------------------------------------------------------------------------------------------
 
-  void insert(const digest& d) noexcept {
+  /// Adds one entry of the key; always true (a table never refuses a key: an overfull one fails to decode).
+  bool insert(const digest& d) noexcept {
     apply(d.low, 1);
     ++inserted_;
+    return true;
   }
   template <std::ranges::input_range R>
   void insert_many(const R& keys) {
