@@ -121,8 +121,11 @@ class invertible_bloom_filter : public detail::key_interface<invertible_bloom_fi
     return detail::plan_iblt<invertible_bloom_filter>(items, fpr);
   }
   static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t cells) {
-    return detail::plan_granular_for_bits<invertible_bloom_filter>(items, std::min(cells, max_cells), 1,
-                                                                   math::iblt_min_planned_hashes,
+    detail::check_budget(items, cells);
+    if (cells > max_cells)
+      throw invalid_argument("iblt: a budget of " + std::to_string(cells) + " cells of " + std::to_string(cell_bytes) +
+                             " bytes exceeds the maximum of 2^40 bits (" + std::to_string(max_cells) + " cells)");
+    return detail::plan_granular_for_bits<invertible_bloom_filter>(items, cells, 1, math::iblt_min_planned_hashes,
                                                                    math::iblt_max_planned_hashes, true);
   }
 
