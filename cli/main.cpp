@@ -19,21 +19,25 @@
 namespace blume::cli {
 
 register_verb register_plan, register_build, register_query, register_add, register_erase, register_info,
-    register_merge, register_intersect, register_absorb, register_estimate, register_bench, register_demo;
+    register_merge, register_intersect, register_absorb, register_estimate, register_sketch, register_diff_sketch,
+    register_reconcile, register_bench, register_demo;
 
 constexpr register_verb* verbs[] = {
-    register_plan,       // verbs/plan.cpp
-    register_build,      // verbs/build.cpp
-    register_query,      // verbs/query.cpp
-    register_add,        // verbs/update.cpp
-    register_erase,      // verbs/update.cpp
-    register_info,       // verbs/info.cpp
-    register_merge,      // verbs/combine.cpp
-    register_intersect,  // verbs/combine.cpp
-    register_absorb,     // verbs/absorb.cpp
-    register_estimate,   // verbs/estimate.cpp
-    register_bench,      // verbs/bench.cpp
-    register_demo,       // verbs/demo.cpp
+    register_plan,         // verbs/plan.cpp
+    register_build,        // verbs/build.cpp
+    register_query,        // verbs/query.cpp
+    register_add,          // verbs/update.cpp
+    register_erase,        // verbs/update.cpp
+    register_info,         // verbs/info.cpp
+    register_merge,        // verbs/combine.cpp
+    register_intersect,    // verbs/combine.cpp
+    register_absorb,       // verbs/absorb.cpp
+    register_estimate,     // verbs/estimate.cpp
+    register_sketch,       // verbs/reconcile.cpp
+    register_diff_sketch,  // verbs/reconcile.cpp
+    register_reconcile,    // verbs/reconcile.cpp
+    register_bench,        // verbs/bench.cpp
+    register_demo,         // verbs/demo.cpp
 };
 
 }  // namespace blume::cli

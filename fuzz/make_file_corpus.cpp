@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "blume/any_filter.hpp"
+#include "blume/strata_estimator.hpp"
 
 namespace {
 
@@ -110,5 +111,12 @@ int main(int argc, char** argv) {
   write(dir, "scalable-full", full(scalable_bloom_filter<>(40, 0.05)));
   using namespace std::chrono_literals;
   write(dir, "aging-timed", aging(60s, 30));
+  // The iblt shapes the reconcile verbs write: a sketch (32 strata) and a table sized for a difference.
+  strata_estimator<> sketch;
+  sketch.insert_many(keys(40));
+  write(dir, "iblt-sketch", sketch.table());
+  auto difference = invertible_bloom_filter<>::for_difference(10);
+  difference.insert_many(keys(40));
+  write(dir, "iblt-difference", difference);
   return 0;
 }

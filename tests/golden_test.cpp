@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "blume/any_filter.hpp"
+#include "blume/strata_estimator.hpp"
 
 namespace {
 
@@ -116,6 +117,8 @@ TEST(Golden, EveryKindWritesTheseBytes) {
       {"attenuated", {5120u, 0xda3d7b1af2910fe0ull, 0x233b48967e1325e2ull}},
       {"compact", {38344u, 0x1a822c206114fac7ull, 0x9ad9ddfe1545a340ull}},
       {"vi-counting", {2064u, 0x013fd78b5deda668ull, 0x594c021d81401b13ull}},
+      // Planned as a membership table (1000 keys at 1%: k = 7); a difference table and a sketch below.
+      {"iblt", {153552u, 0x777857c98d7d08e2ull, 0x04da444d28939336ull}},
       {"dleft", {2696u, 0x1677c453d07c622full, 0x86c442a97bf77865ull}},
   };
   EXPECT_EQ(pinned.size(), blume::kind_count) << "a pinned kind is no longer in the list";
@@ -160,6 +163,33 @@ TEST(Golden, OneKeySetsThesePositions) {
   for (int i = 0; i < 3; ++i) layered.insert(std::string_view("anna@example.com"));
   EXPECT_EQ(set_positions(layered), (std::vector<std::uint64_t>{8308, 8353, 8456, 8619, 8653, 18548, 18593, 18696,
                                                                 18859, 18893, 28788, 28833, 28936, 29099, 29133}));
+}
+
+// The iblt shapes the tool writes besides the membership table: a strata estimator (`blume sketch`, 32
+// strata) and a table sized for 40 differences (`blume diff-sketch`), from the 1000 golden keys.
+TEST(Golden, SketchAndDifferenceTablesWriteTheseBytes) {
+  const auto keys = golden_keys("golden-key-", 1000);
+  blume::strata_estimator<> sketch;
+  auto table = blume::invertible_bloom_filter<>::for_difference(40);
+  for (const auto& k : keys) {
+    sketch.insert(std::string_view(k));
+    table.insert(std::string_view(k));
+  }
+  const auto pin = [](const auto& f, const golden& expected, const char* what) {
+    std::vector<std::byte> bytes = blume::to_bytes(f);
+    const golden now{bytes.size() - blume::header_size,
+                     XXH64(bytes.data() + blume::header_size, bytes.size() - blume::header_size, 0),
+                     XXH64(bytes.data(), blume::header_size, 0)};
+    EXPECT_EQ(now.payload_size, expected.payload_size) << what;
+    EXPECT_EQ(now.payload_xxh64, expected.payload_xxh64) << what;
+    EXPECT_EQ(now.header_xxh64, expected.header_xxh64) << what;
+    if (now.payload_xxh64 != expected.payload_xxh64 || now.header_xxh64 != expected.header_xxh64)
+      std::printf("    %s: {%lluu, 0x%016llxull, 0x%016llxull}\n", what,
+                  static_cast<unsigned long long>(now.payload_size), static_cast<unsigned long long>(now.payload_xxh64),
+                  static_cast<unsigned long long>(now.header_xxh64));
+  };
+  pin(sketch.table(), {40960u, 0xd6b880939ca7669bull, 0xfcac8490e8f2ab13ull}, "sketch");
+  pin(table, {1344u, 0x89731f9bbe452a2full, 0x281c8401535acb03ull}, "difference table");
 }
 
 // docs/format.md's worked example ("Probing", classic kind), bit for bit: m = 1000, k = 4, a chosen digest.

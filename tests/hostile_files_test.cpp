@@ -13,6 +13,7 @@
 
 #include "blume/any_filter.hpp"
 #include "blume/blume.hpp"
+#include "blume/strata_estimator.hpp"
 
 namespace {
 
@@ -159,6 +160,12 @@ TEST(HostileFiles, SpecialShapes) {
   g.expansion = 2;
   check_forgeries("grown cuckoo", filled(cuckoo_filter<>(g)), 7);
   check_forgeries("gcs of many buckets", golomb_coded_set<>::build(keys(), 8, xxh3_hasher::default_seed, 64), 16);
+  strata_estimator<> sketch;
+  sketch.insert_many(keys());
+  check_forgeries("iblt of strata (a sketch)", sketch.table(), 23);
+  auto difference = invertible_bloom_filter<>::for_difference(100);
+  difference.insert_many(keys());
+  check_forgeries("iblt for a difference", difference, 24);
 }
 
 }  // namespace

@@ -16,3 +16,4 @@
 #include "blume/serialization.hpp"
 #include "blume/simd.hpp"
 #include "blume/storage.hpp"
+#include "blume/strata_estimator.hpp"

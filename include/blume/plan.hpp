@@ -430,6 +430,50 @@ inline double vi_fpr(double n, double m, double k, unsigned L, std::uint64_t sat
   return std::pow(std::min(pass, 1.0), k);
 }
 
+/// Invertible Bloom lookup tables. Peeling a table of m cells in k subtables holding n entries lists them
+/// all, as n → ∞, exactly when m/n is above the 2-core threshold of a random k-uniform hypergraph, 1/c*_k
+/// with c*_k = 0.818, 0.772, 0.702, 0.637, 0.581 for k = 3 … 7 (Molloy 2004; the table of Goodrich &
+/// Mitzenmacher 2011, §4): 1.222, 1.295, 1.425, 1.570 and 1.721 cells per entry.
+inline double iblt_peeling_threshold(std::uint32_t k) noexcept {
+  constexpr double c[] = {0.818, 0.772, 0.702, 0.637, 0.581};
+  return k >= 3 && k <= 7 ? 1.0 / c[k - 3] : 2.0;  // k = 2: a 2-core (a cycle) appears from m/n = 2 down
+}
+/// The hash counts the membership planner tries: those with a published threshold.
+inline constexpr std::uint32_t iblt_min_planned_hashes = 3;
+inline constexpr std::uint32_t iblt_max_planned_hashes = 7;
+/// Tables sized for a difference use k = 4 below 1000 entries and k = 3 from there: k = 3 has the lower
+/// threshold, but two entries that share all their k cells stop peeling with probability about
+/// C(d, 2)·(k/m)^k, which for k = 3 keeps a small table failing at several times the cells k = 4 needs
+/// (measured: 1% of decodes fail at 4.8·d cells for d = 10 with k = 3, 3.2·d with k = 4; at d = 1000 k = 3
+/// needs 1.305·d, k = 4 1.352·d).
+inline std::uint32_t iblt_difference_hashes(std::uint64_t d) noexcept { return d < 1000 ? 4 : 3; }
+
+/// The cells that decode a difference of d entries with at most 1% of decodes failing, with
+/// iblt_difference_hashes(d) subtables: cells per entry measured at the 1% point (2000 tables per d up to
+/// 1000, 500 above; docs/benchmarks.md, "Set reconciliation") and rounded up by about 3%, interpolated in
+/// log d between the measured d, and 1.25 from 10^5 on (the threshold is 1.222; a larger d at the same
+/// ratio fails less often). Rounded up to a multiple of k; d = 0 gets the table of d = 1.
+inline std::uint64_t iblt_cells_for_difference(std::uint64_t d) noexcept {
+  struct point {
+    double d, cells_per_entry;
+  };
+  constexpr point measured[] = {{1, 4.0},     {2, 8.0},     {3, 7.0},     {5, 5.0},      {10, 3.4},
+                                {20, 2.5},    {50, 1.85},   {100, 1.6},   {200, 1.5},    {500, 1.42},
+                                {1000, 1.35}, {2000, 1.31}, {5000, 1.29}, {10000, 1.27}, {100000, 1.25}};
+  const double x = static_cast<double>(std::max<std::uint64_t>(d, 1));
+  double ratio = measured[std::size(measured) - 1].cells_per_entry;
+  for (std::size_t i = 1; i < std::size(measured); ++i) {
+    if (x > measured[i].d) continue;
+    const point lo = measured[i - 1], hi = measured[i];
+    const double t = std::log(x / lo.d) / std::log(hi.d / lo.d);
+    ratio = lo.cells_per_entry + t * (hi.cells_per_entry - lo.cells_per_entry);
+    break;
+  }
+  const std::uint64_t k = iblt_difference_hashes(d);
+  const double cells = std::min(std::ceil(ratio * x), static_cast<double>(max_filter_bits / 128));
+  return (static_cast<std::uint64_t>(cells) + k - 1) / k * k;
+}
+
 }  // namespace math
 
 /// What the planners need of a kind: its id and name, the memory a plan's `bits` take, and its model
@@ -940,6 +984,28 @@ filter_plan plan_by_model_for_bits(std::uint64_t items, std::uint64_t cells) {
     }
   }
   return make_plan<K>(items, cells, best_k);
+}
+
+/// An invertible table as a membership filter: for each k with a published peeling threshold, the fewest
+/// cells whose partitioned rate (K::model_fpr) is at most ε and that still list the n entries back
+/// (math::iblt_cells_for_difference's cells scaled to k's threshold), the k with the fewest cells winning.
+template <kind_model K>
+filter_plan plan_iblt(std::uint64_t items, double fpr) {
+  checked_ideal_bits(items, fpr);
+  const double n = static_cast<double>(items);
+  filter_plan best;
+  for (std::uint32_t k = math::iblt_min_planned_hashes; k <= math::iblt_max_planned_hashes; ++k) {
+    const double p = std::pow(fpr, 1.0 / k);
+    const double slice = std::ceil(-1.0 / std::expm1(std::log1p(-p) / n));
+    const double listing = static_cast<double>(math::iblt_cells_for_difference(items)) *
+                           math::iblt_peeling_threshold(k) /
+                           math::iblt_peeling_threshold(math::iblt_difference_hashes(items));
+    const double cells = std::max(slice, std::ceil(listing / k)) * k;
+    check_bits(cells * 8 * static_cast<double>(K::plan_bytes(1)), items, fpr);
+    const auto m = static_cast<std::uint64_t>(cells);
+    if (best.bits == 0 || m < best.bits) best = make_plan<K>(items, m, k);
+  }
+  return best;
 }
 
 }  // namespace detail

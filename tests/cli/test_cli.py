@@ -544,6 +544,63 @@ class Forgetting(Tool):
         self.assertIn("not seen recently", helptext)
 
 
+class Reconcile(Tool):
+    """Two sides sharing most keys: B sketches its keys, A sends a table sized from the sketch, B decodes."""
+
+    def sides(self, only_a, only_b, shared=KEYS[:19000]):
+        a, b = self.path("a.txt"), self.path("b.txt")
+        with open(a, "w") as f:
+            f.write("\n".join(shared + only_a) + "\n")
+        with open(b, "w") as f:
+            f.write("\n".join(only_b + shared + only_b[:3]) + "\n")  # duplicates are one key
+        return a, b
+
+    def test_reconcile_round_trip(self):
+        only_a = [f"a-only-{i}" for i in range(25)]
+        only_b = [f"b-only-{i}" for i in range(12)]
+        a, b = self.sides(only_a, only_b)
+        sketch, table = self.path("b.sketch"), self.path("a.iblt")
+        run("sketch", "--input", b, "--output", sketch, check=0)
+        self.assertEqual(len(read(sketch)), 192 + 32 * 80 * 16)
+        made = run("diff-sketch", "--input", a, "--estimate", sketch, "--output", table, check=0)
+        self.assertIn("37 differences (counted exactly", made.stderr.decode())
+        result = run("reconcile", table, "--input", b, check=0)
+        lines = result.stdout.decode().splitlines()
+        self.assertEqual(sorted(l for l in lines if l.startswith("+")), sorted("+" + k for k in only_b))
+        digests = [l for l in lines if l.startswith("-")]
+        self.assertEqual(len(digests), len(only_a))
+        self.assertTrue(all(len(d) == 17 and int(d[1:], 16) >= 0 for d in digests), digests)
+        self.assertIn("only their side can name them", result.stderr.decode())
+        # The same from standard input.
+        piped = run("reconcile", table, "--input", "-", stdin=read(b), check=0)
+        self.assertEqual(sorted(piped.stdout.decode().splitlines()), sorted(lines))
+        # A's side can name its own keys from the digests: the digest is XXH3-128's low half under the seed.
+        self.assertEqual(run("info", table, check=0).returncode, 0)
+
+    def test_equal_sets_reconcile_to_nothing(self):
+        a, b = self.sides([], [])
+        sketch, table = self.path("b.sketch"), self.path("a.iblt")
+        run("sketch", "--input", b, "--output", sketch, check=0)
+        run("diff-sketch", "--input", a, "--estimate", sketch, "--output", table, check=0)
+        self.assertEqual(run("reconcile", table, "--input", b, check=0).stdout, b"")
+
+    def test_larger_difference_than_the_table_fails_clearly(self):
+        a, b = self.sides([f"a-only-{i}" for i in range(300)], [])
+        table = self.path("small.iblt")
+        run("diff-sketch", "--input", a, "--differences", "5", "--output", table, check=0)
+        self.assertFails(("reconcile", table, "--input", b), "could not decode the difference")
+
+    def test_refuses_what_is_not_a_sketch_or_a_table(self):
+        a, b = self.sides([], [])
+        bloom = self.build("f.blume")
+        sketch = self.path("b.sketch")
+        run("sketch", "--input", b, "--output", sketch, check=0)
+        self.assertFails(("diff-sketch", "--input", a, "--estimate", bloom, "--output", self.path("x")), "not a sketch")
+        self.assertFails(("reconcile", sketch, "--input", b), "is a sketch")
+        self.assertFails(("reconcile", bloom, "--input", b), "not an iblt table")
+        self.assertFails(("diff-sketch", "--input", a, "--output", self.path("x")), "--estimate SKETCH or --differences")
+
+
 class Interrupted(Tool):
     def test_a_signal_during_the_write_leaves_no_temporary_file(self):
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
