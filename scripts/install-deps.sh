@@ -8,6 +8,7 @@ packages=(
   libbenchmark-dev       # micro-benchmarks
   libcli11-dev           # the blume command-line tool
   libsqlite3-dev         # examples/semi_join (skipped without it)
+  libopenmpi-dev openmpi-bin  # the distributed filters (distributed/) and their tests under mpirun
   help2man               # its man page, generated from --help
   libabsl-dev libbloom-dev  # benchmark baselines: absl::flat_hash_set and libbloom
   python3                # integration-test helpers

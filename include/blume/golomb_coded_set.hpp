@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "blume/build_stats.hpp"
+#include "blume/detail/golomb_code.hpp"
 #include "blume/detail/key_interface.hpp"
 #include "blume/detail/peeling.hpp"
 #include "blume/error.hpp"
@@ -168,10 +169,12 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
     std::uint64_t pos = bucket_offset(bucket);
     const std::uint64_t end = bucket_offset(bucket + 1);
     std::uint64_t value = bucket * bucket_range_ - 1;  // the gap before the first value is value − start
-    if (b_ == 0) {                                     // M = 1: unary codes only (P = 1), the general decoder
+    const std::uint64_t m = code_.m(), u = code_.u();
+    const std::uint32_t b = code_.b();
+    if (b == 0) {  // M = 1: unary codes only (P = 1), the general decoder
       while (pos < end) {
         std::uint64_t gap = 0;
-        if (!decode(pos, end, gap)) return false;  // a damaged stream: never read past the bucket
+        if (!code_.get(bits_, pos, end, gap)) return false;  // a damaged stream: never read past the bucket
         value += gap + 1;
         if (value >= v) return value == v;
       }
@@ -195,7 +198,7 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
       avail = 32 - static_cast<unsigned>(pos % 32);
     };
     restart();
-    const std::uint64_t remainder_mask = (std::uint64_t{1} << (b_ - 1)) - 1;
+    const std::uint64_t remainder_mask = (std::uint64_t{1} << (b - 1)) - 1;
     while (pos < end) {
       // The stream ends with a zero word of slack, so the chunk at pos + avail ≤ end + 32 exists.
       if (avail <= 32) {
@@ -204,20 +207,20 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
       }
       std::uint64_t gap = 0;
       const auto unary = static_cast<unsigned>(std::countr_zero(~buffer));
-      if (unary + b_ + 1 < avail) {
+      if (unary + b + 1 < avail) {
         // q ones, a zero, b − 1 remainder bits, and one more when those are ≥ u (see encode()).
         std::uint64_t x = (buffer >> (unary + 1)) & remainder_mask;
-        const std::uint64_t longer = x >= u_;  // a coin flip: blended with a mask, never branched on
-        const std::uint64_t extended = ((x << 1) | ((buffer >> (unary + b_)) & 1)) - u_;
+        const std::uint64_t longer = x >= u;  // a coin flip: blended with a mask, never branched on
+        const std::uint64_t extended = ((x << 1) | ((buffer >> (unary + b)) & 1)) - u;
         x ^= (x ^ extended) & (0 - longer);
-        const unsigned length = unary + b_ + static_cast<unsigned>(longer);
-        gap = unary * m_ + x;
+        const unsigned length = unary + b + static_cast<unsigned>(longer);
+        gap = unary * m + x;
         buffer >>= length;
         avail -= length;
         pos += length;
         if (pos > end) return false;
       } else {  // a code longer than the buffer holds (a run of ones): the general decoder, then restart
-        if (!decode(pos, end, gap)) return false;
+        if (!code_.get(bits_, pos, end, gap)) return false;
         restart();
       }
       value += gap + 1;
@@ -243,7 +246,7 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
                         : static_cast<double>(bits_.size() * 64 + offsets_.size() * 32 + bases_.size() * 64) /
                               static_cast<double>(stored_);
   }
-  std::uint64_t golomb_parameter() const noexcept { return m_; }
+  std::uint64_t golomb_parameter() const noexcept { return code_.m(); }
   std::uint64_t seed() const noexcept { return hasher_.seed(); }
   const Hasher& hasher() const noexcept { return hasher_; }
 
@@ -282,28 +285,15 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
       throw invalid_argument("Golomb-coded set: " + std::to_string(items) + " keys at 2^-" + std::to_string(fpr_bits) +
                              " overflow the 64-bit value range");
     range_ = items << fpr_bits;
-    // The optimal Golomb parameter for geometric gaps with success probability p = 2^−P (Gallager & van
-    // Voorhis 1975): the M with (1 − p)^M ≈ ½.
+    // Gaps between n values spread over n·2^P are geometric with p = 2^−P.
     const double p = std::ldexp(1.0, -static_cast<int>(fpr_bits));
-    m_ = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(std::log(2 - p) / -std::log1p(-p))));
-    b_ = static_cast<std::uint32_t>(std::bit_width(m_ - 1));  // ⌈log2 M⌉ (0 for M = 1)
-    u_ = (std::uint64_t{1} << b_) - m_;
+    code_ = detail::golomb_code::for_probability(p);
     bucket_range_ = std::max<std::uint64_t>(1, std::uint64_t{bucket_keys} << fpr_bits);
     buckets_ = (range_ + bucket_range_ - 1) / bucket_range_;
   }
 
   std::uint64_t value_of(std::uint64_t low) const noexcept { return reduce(detail::seeded_hash(low, 0), range_); }
 
-  /// Appends the low n bits of v (n ≤ 57, higher bits of v zero) at bit `at`, which is the stream's end.
-  void put_bits(std::uint64_t& at, std::uint64_t v, std::uint32_t n) {
-    if (n == 0) return;
-    const std::uint64_t word = at / 64;
-    const unsigned shift = at % 64;
-    if (word >= bits_.size()) bits_.push_back(0);
-    bits_[word] |= v << shift;
-    if (shift + n > 64) bits_.push_back(v >> (64 - shift));
-    at += n;
-  }
   void encode(const std::vector<std::uint64_t>& values) {
     stored_ = values.size();
     offsets_.assign(buckets_ + 1, 0);
@@ -321,98 +311,19 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
       for (; i < values.size() && values[i] < end; ++i) {
         const std::uint64_t gap = values[i] - previous - 1;
         previous = values[i];
-        // q ones then a zero, then the remainder in truncated binary: r in b − 1 bits when r < u, else
-        // r + u in b bits, its top b − 1 bits first (they are ≥ u, which tells the reader a bit follows).
-        std::uint64_t q = gap / m_;
-        const std::uint64_t r = gap % m_;
-        for (; q >= 56; q -= 56) put_bits(at, (std::uint64_t{1} << 56) - 1, 56);
-        put_bits(at, (std::uint64_t{1} << q) - 1, static_cast<std::uint32_t>(q) + 1);  // q ones, a zero
-        if (b_ == 0) continue;
-        if (r < u_) {
-          put_bits(at, r, b_ - 1);
-        } else {
-          const std::uint64_t x = r + u_;  // written top bits first: (x >> 1) then its last bit
-          put_bits(at, (x >> 1) | ((x & 1) << (b_ - 1)), b_);
-        }
+        code_.put(bits_, at, gap);
       }
     }
     bits_.push_back(0);  // a zero word of slack for the two-word reads
   }
 
   std::uint64_t bucket_offset(std::uint64_t b) const noexcept { return bases_[b / superblock_buckets] + offsets_[b]; }
-  /// Bits [at, at + n) as a number, n ≤ 57.
-  std::uint64_t read(std::uint64_t at, std::uint32_t n) const noexcept {
-    if (n == 0) return 0;
-    const std::uint64_t word = at / 64;
-    const unsigned shift = at % 64;
-    std::uint64_t v = bits_[word] >> shift;
-    if (shift != 0 && word + 1 < bits_.size()) v |= bits_[word + 1] << (64 - shift);
-    return v & ((std::uint64_t{1} << n) - 1);
-  }
-  /// The 64 bits of the stream from bit `at` (zeros past its end).
-  std::uint64_t window(std::uint64_t at) const noexcept {
-    const std::uint64_t word = at / 64;
-    const unsigned shift = at % 64;
-    std::uint64_t v = bits_[word] >> shift;
-    if (shift != 0 && word + 1 < bits_.size()) v |= bits_[word + 1] << (64 - shift);
-    return v;
-  }
-  /// Decodes one gap at `at` into `gap`, advancing `at`; false if the code would run past `end`.
-  bool decode(std::uint64_t& at, std::uint64_t end, std::uint64_t& gap) const noexcept {
-    if (at >= end) return false;
-    // Nearly every code (quotient and remainder: about 3 + log2 M bits) lies in one 64-bit window, read
-    // once: a lookup decodes a thousand codes in a row, each waiting on the previous one's length.
-    const std::uint64_t w = window(at);
-    const auto unary = static_cast<unsigned>(std::countr_zero(~w));
-    if (unary + 1 + b_ <= 64) {
-      std::uint64_t x = 0;
-      unsigned length = unary + 1;
-      if (b_ != 0) {
-        x = (w >> length) & ((std::uint64_t{1} << (b_ - 1)) - 1);
-        length += b_ - 1;
-        // Whether the remainder takes its last bit is a coin flip: select rather than branch.
-        const bool longer = x >= u_;
-        const std::uint64_t extended = ((x << 1) | ((w >> length) & 1)) - u_;
-        x = longer ? extended : x;
-        length += longer;
-      }
-      gap = unary * m_ + x;
-      at += length;
-      return at <= end;
-    }
-    std::uint64_t q = 0;
-    for (;;) {  // count the ones up to the next zero, a word at a time
-      if (at >= end) return false;
-      const std::uint64_t chunk = ~read(at, 57);
-      const unsigned ones = static_cast<unsigned>(std::countr_zero(chunk));
-      if (ones < 57) {
-        q += ones;
-        at += ones + 1;
-        break;
-      }
-      q += 57;
-      at += 57;
-    }
-    if (b_ == 0) {
-      gap = q;
-      return at <= end;
-    }
-    const std::uint64_t x = read(at, b_ - 1);
-    at += b_ - 1;
-    if (x < u_) {
-      gap = q * m_ + x;
-      return at <= end;
-    }
-    gap = q * m_ + ((x << 1) | read(at, 1)) - u_;
-    ++at;
-    return at <= end;
-  }
 
   Hasher hasher_;
   std::uint32_t fpr_bits_ = 0;
   std::uint32_t bucket_keys_ = default_bucket_keys;
-  std::uint64_t items_ = 0, stored_ = 0, range_ = 1, m_ = 1, u_ = 0, bucket_range_ = 1, buckets_ = 0;
-  std::uint32_t b_ = 0;
+  std::uint64_t items_ = 0, stored_ = 0, range_ = 1, bucket_range_ = 1, buckets_ = 0;
+  detail::golomb_code code_;
   std::vector<std::uint64_t> bits_;
   std::vector<std::uint32_t> offsets_;
   std::vector<std::uint64_t> bases_;

@@ -1,0 +1,129 @@
+// The distributed filters, run by mpirun on several ranks (every rank runs every test, and each test's
+// collectives in the same order). Each rank derives the whole data set from the same seed, so it can check
+// the distributed result against what one PE would compute from all the keys.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "blume/blume.hpp"
+#include "blume/distributed/partitioned_filter.hpp"
+#include "blume/distributed/replicate.hpp"
+
+namespace {
+
+using blume::distributed::partitioned_filter;
+using blume::distributed::place;
+
+constexpr std::uint64_t splitmix(std::uint64_t x) noexcept {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+std::uint64_t present(std::uint64_t i) { return splitmix(i); }
+std::uint64_t absent(std::uint64_t i) { return splitmix(i | (std::uint64_t{1} << 62)); }
+
+/// Keys i in [0, n) with i mod P = rank: this rank's share.
+std::vector<std::uint64_t> share(std::uint64_t n, const place& where, std::uint64_t (*key)(std::uint64_t)) {
+  std::vector<std::uint64_t> keys;
+  for (std::uint64_t i = static_cast<std::uint64_t>(where.rank); i < n; i += static_cast<std::uint64_t>(where.ranks))
+    keys.push_back(key(i));
+  return keys;
+}
+
+// Every rank's slice is exactly the bits one PE would set from all the keys, every key of every rank is
+// found from any rank, and absent keys are false positives at 1 − e^{−n/s}.
+TEST(PartitionedFilter, HoldsExactlyTheBitsOfAllKeysAndMeetsItsRate) {
+  const place where = place::of(MPI_COMM_WORLD);
+  constexpr std::uint64_t n = 200'000;
+  auto f = partitioned_filter<>::for_capacity(MPI_COMM_WORLD, n, 0.01);
+  f.insert_many(share(n, where, present));
+  std::vector<std::uint64_t> expected(f.local_bits() / 64, 0);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint64_t bit = f.position(present(i));
+    if (bit >= f.first_bit() && bit < f.first_bit() + f.local_bits()) {
+      const std::uint64_t local = bit - f.first_bit();
+      expected[local / 64] |= std::uint64_t{1} << (local % 64);
+    }
+  }
+  EXPECT_TRUE(std::equal(expected.begin(), expected.end(), f.local_words().begin()));
+  // This rank asks for the next rank's keys (all of them present) and for absent keys.
+  const place next{(where.rank + 1) % where.ranks, where.ranks};
+  const std::vector<std::uint8_t> found = f.contains_many(share(n, next, present));
+  for (std::size_t i = 0; i < found.size(); ++i) ASSERT_EQ(found[i], 1) << "key " << i;
+  const std::vector<std::uint64_t> probes = share(2'000'000, where, absent);
+  const std::vector<std::uint8_t> answers = f.contains_many(probes);
+  std::uint64_t hits = 0;
+  for (const std::uint8_t a : answers) hits += a;
+  std::uint64_t all_hits = hits, all_probes = probes.size();
+  MPI_Allreduce(MPI_IN_PLACE, &all_hits, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &all_probes, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  const double p = f.predicted_fpr(static_cast<double>(n));
+  const double expected_hits = p * static_cast<double>(all_probes);
+  EXPECT_NEAR(static_cast<double>(all_hits), expected_hits,
+              3.29 * std::sqrt(expected_hits * (1 - p)) + 0.03 * expected_hits + 1)
+      << "measured " << static_cast<double>(all_hits) / static_cast<double>(all_probes) << " against " << p;
+}
+
+// A key is one Golomb code on the wire: a rank's n/P keys lie among s positions, so about log2(e·s·P/n)
+// bits each, far below a 64-bit hash.
+TEST(PartitionedFilter, SendsAboutLog2OfETimesBitsPerLocalKeyPerKey) {
+  const place where = place::of(MPI_COMM_WORLD);
+  constexpr std::uint64_t n = 400'000;
+  auto f = partitioned_filter<>::for_capacity(MPI_COMM_WORLD, n, 0.01);
+  f.insert_many(share(n, where, present));
+  const double bits_per_key =
+      8.0 * static_cast<double>(f.last_traffic().packet_bytes) / static_cast<double>(f.last_traffic().items);
+  const double ideal = std::log2(std::exp(1.0) * static_cast<double>(f.global_bits()) * where.ranks / n);
+  EXPECT_GT(bits_per_key, ideal - 0.5);
+  EXPECT_LT(bits_per_key, ideal + 0.5) << "packets of " << f.last_traffic().items << " keys";
+}
+
+TEST(PartitionedFilter, RanksThatDisagreeOnTheSizeAreRefusedOnEveryRank) {
+  const place where = place::of(MPI_COMM_WORLD);
+  if (where.ranks == 1) GTEST_SKIP() << "needs two ranks";
+  EXPECT_THROW(partitioned_filter<>(MPI_COMM_WORLD, 1000 + static_cast<std::uint64_t>(where.rank)),
+               blume::invalid_argument);
+}
+
+// The hypercube leaves on every rank the filter one PE builds from all keys, bit for bit: for bit arrays
+// (OR) and for counting filters (sums).
+template <class F>
+void replicated_equals_one_filter_of_all_keys(F local, F whole) {
+  const place where = place::of(MPI_COMM_WORLD);
+  constexpr std::uint64_t n = 100'000;
+  for (const std::uint64_t k : share(n, where, present)) local.insert(k);
+  for (std::uint64_t i = 0; i < n; ++i) whole.insert(present(i));
+  blume::distributed::replicate(MPI_COMM_WORLD, local);
+  EXPECT_TRUE(local == whole) << "rank " << where.rank << " of " << where.ranks;
+  EXPECT_EQ(local.inserted(), n);
+}
+TEST(Replicate, SplitBlockFilterEqualsTheFilterOfAllKeys) {
+  using F = blume::split_block_bloom_filter<>;
+  replicated_equals_one_filter_of_all_keys(F(100'000, 0.01), F(100'000, 0.01));
+}
+TEST(Replicate, CountingFilterEqualsTheFilterOfAllKeys) {
+  using F = blume::counting_bloom_filter<4>;
+  replicated_equals_one_filter_of_all_keys(F(100'000, 0.01), F(100'000, 0.01));
+}
+TEST(Replicate, FiltersOfOtherGeometriesAreRefusedOnEveryRank) {
+  const place where = place::of(MPI_COMM_WORLD);
+  if (where.ranks == 1) GTEST_SKIP() << "needs two ranks";
+  blume::split_block_bloom_filter<> f(1000 + 1000 * static_cast<std::uint64_t>(where.rank), 0.01);
+  EXPECT_THROW(blume::distributed::replicate(MPI_COMM_WORLD, f), blume::invalid_argument);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  // Every rank runs every test and prints its own results; the exit status is the worst rank's.
+  int failed = RUN_ALL_TESTS();
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return failed;
+}
