@@ -4,11 +4,15 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "blume/blume.hpp"
+#include "blume/distributed/duplicates.hpp"
 #include "blume/distributed/partitioned_filter.hpp"
 #include "blume/distributed/replicate.hpp"
 
@@ -114,6 +118,76 @@ TEST(Replicate, FiltersOfOtherGeometriesAreRefusedOnEveryRank) {
   if (where.ranks == 1) GTEST_SKIP() << "needs two ranks";
   blume::split_block_bloom_filter<> f(1000 + 1000 * static_cast<std::uint64_t>(where.rank), 0.01);
   EXPECT_THROW(blume::distributed::replicate(MPI_COMM_WORLD, f), blume::invalid_argument);
+}
+
+// A data set with duplicates inside one rank, across ranks and many times over; every rank derives it
+// and checks the gathered answer against a sort of all the keys (what sort | uniq -d prints).
+struct dedup_data {
+  std::vector<std::string> mine;
+  std::vector<std::string> duplicates;  // the truth, sorted
+  std::uint64_t unique = 0;             // keys occurring once, in all
+  std::uint64_t total = 0;              // keys with their repeats, in all
+};
+dedup_data make_dedup_data(const place& where) {
+  constexpr std::uint64_t n = 60'000;
+  std::vector<std::pair<std::string, int>> all;  // key, rank holding this copy
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::string key = "user" + std::to_string(splitmix(i) % 1'000'000'000) + "@example.com";
+    const int copies = i % 10 == 0 ? 2 : (i % 97 == 0 ? 5 : 1);
+    for (int c = 0; c < copies; ++c) all.emplace_back(key, static_cast<int>(splitmix(i * 7 + c) % where.ranks));
+  }
+  dedup_data d;
+  std::vector<std::string> keys;
+  for (const auto& [key, rank] : all) {
+    if (rank == where.rank) d.mine.push_back(key);
+    keys.push_back(key);
+  }
+  std::sort(keys.begin(), keys.end());
+  d.total = keys.size();
+  for (std::size_t j = 0; j < keys.size();) {
+    std::size_t k = j + 1;
+    while (k < keys.size() && keys[k] == keys[j]) ++k;
+    if (k - j > 1) d.duplicates.push_back(keys[j]);
+    else ++d.unique;
+    j = k;
+  }
+  return d;
+}
+
+TEST(Duplicates, TheExactPhaseFindsExactlyTheDuplicates) {
+  const place where = place::of(MPI_COMM_WORLD);
+  const dedup_data d = make_dedup_data(where);
+  for (const auto& rates : {std::vector<double>{0.01}, std::vector<double>{0.2, 0.01}}) {
+    blume::distributed::duplicate_options options;
+    options.pass_rates = rates;
+    const auto result = blume::distributed::find_duplicates(MPI_COMM_WORLD, d.mine, options);
+    const std::vector<std::string> found = blume::distributed::gather_keys(MPI_COMM_WORLD, result.keys);
+    if (where.rank == 0) {
+      EXPECT_EQ(found, d.duplicates) << rates.size() << " pass(es)";
+    }
+  }
+}
+
+// Without the exact phase: every duplicate is reported, and unique keys at about the filter's rate.
+TEST(Duplicates, ApproximateCandidatesHoldEveryDuplicateAndUniqueKeysAtTheRate) {
+  const place where = place::of(MPI_COMM_WORLD);
+  const dedup_data d = make_dedup_data(where);
+  blume::distributed::duplicate_options options;
+  options.pass_rates = {0.05};
+  options.exact = false;
+  const auto result = blume::distributed::find_duplicates(MPI_COMM_WORLD, d.mine, options);
+  std::vector<std::string> found = blume::distributed::gather_keys(MPI_COMM_WORLD, result.keys);
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  if (where.rank == 0) {
+    EXPECT_TRUE(std::includes(found.begin(), found.end(), d.duplicates.begin(), d.duplicates.end()));
+    const double flagged = static_cast<double>(found.size() - d.duplicates.size());
+    // A unique key is flagged when another key lands on its position: 1 − e^{−D/s} for D distinct keys,
+    // where s was sized for 5% at N keys with repeats (1 − e^{−N/s} = 5%).
+    const double distinct = static_cast<double>(d.unique + d.duplicates.size());
+    const double rate = 1 - std::pow(0.95, distinct / static_cast<double>(d.total));
+    const double expected = rate * static_cast<double>(d.unique);
+    EXPECT_NEAR(flagged, expected, 3.29 * std::sqrt(expected) + 0.05 * expected) << "of " << d.unique;
+  }
 }
 
 }  // namespace
