@@ -30,7 +30,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -103,20 +102,30 @@ inline std::vector<std::uint32_t> filter_pass(MPI_Comm comm, const place& where,
     stats.sent_bytes += 8 * blume::detail::encode_hash_packet(distinct, local_bits, packets[q]);
   }
   const received in = all_to_all(comm, packets);
-  // Count the senders of each position this rank owns: the packets are sorted, so a merge of P sorted
-  // lists; a map keyed by position is simpler and the packets are small next to the keys.
+  // The positions more than one rank sent: each rank sent its distinct positions, so a value seen twice in
+  // all the packets together came from two ranks. Sorting them all and walking each sender's sorted list
+  // beside the sorted shared ones beats a hash map of senders by an order of magnitude at millions.
   std::vector<std::vector<std::uint64_t>> positions(ranks);
-  std::unordered_map<std::uint64_t, std::uint32_t> senders;
+  std::vector<std::uint64_t> all;
   for (std::uint64_t p = 0; p < ranks; ++p) {
     blume::detail::decode_hash_packet(in.from(static_cast<int>(p)), local_bits, positions[p]);
-    for (const std::uint64_t x : positions[p]) ++senders[x];
+    all.insert(all.end(), positions[p].begin(), positions[p].end());
   }
+  std::sort(all.begin(), all.end());
+  std::vector<std::uint64_t> shared;
+  for (std::size_t j = 1; j < all.size(); ++j)
+    if (all[j] == all[j - 1] && (shared.empty() || shared.back() != all[j])) shared.push_back(all[j]);
+  std::vector<std::uint64_t>().swap(all);
   std::vector<std::vector<std::uint64_t>> answers(ranks);
   for (std::uint64_t p = 0; p < ranks; ++p) {
     auto& bits = answers[p];
-    bits.assign((positions[p].size() + 63) / 64, 0);
-    for (std::size_t j = 0; j < positions[p].size(); ++j)
-      if (senders[positions[p][j]] > 1) bits[j / 64] |= std::uint64_t{1} << (j % 64);
+    const auto& mine = positions[p];
+    bits.assign((mine.size() + 63) / 64, 0);
+    std::size_t k = 0;
+    for (std::size_t j = 0; j < mine.size(); ++j) {
+      while (k < shared.size() && shared[k] < mine[j]) ++k;
+      if (k < shared.size() && shared[k] == mine[j]) bits[j / 64] |= std::uint64_t{1} << (j % 64);
+    }
     stats.sent_bytes += 8 * bits.size();
   }
   const received back = all_to_all(comm, answers);
