@@ -72,6 +72,29 @@ TEST(PartitionedFilter, HoldsExactlyTheBitsOfAllKeysAndMeetsItsRate) {
       << "measured " << static_cast<double>(all_hits) / static_cast<double>(all_probes) << " against " << p;
 }
 
+// The blocked option: every key of every rank found, absent keys at the blocked filter's rate, in a tenth
+// of the single-shot filter's memory.
+TEST(PartitionedFilter, BlockedOptionFindsEveryKeyAndMeetsTheBlockedRate) {
+  const place where = place::of(MPI_COMM_WORLD);
+  constexpr std::uint64_t n = 200'000;
+  auto f = partitioned_filter<>::blocked_for_capacity(MPI_COMM_WORLD, n, 0.01);
+  EXPECT_GT(f.probes(), 1u);
+  EXPECT_LT(f.global_bits(), 12 * n);
+  f.insert_many(share(n, where, present));
+  const place next{(where.rank + 1) % where.ranks, where.ranks};
+  const std::vector<std::uint8_t> found = f.contains_many(share(n, next, present));
+  for (std::size_t i = 0; i < found.size(); ++i) ASSERT_EQ(found[i], 1) << "key " << i;
+  const std::vector<std::uint8_t> answers = f.contains_many(share(2'000'000, where, absent));
+  std::uint64_t hits = 0, probes = answers.size();
+  for (const std::uint8_t a : answers) hits += a;
+  MPI_Allreduce(MPI_IN_PLACE, &hits, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &probes, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  const double p = f.predicted_fpr(static_cast<double>(n));
+  const double expected = p * static_cast<double>(probes);
+  EXPECT_NEAR(static_cast<double>(hits), expected, 3.29 * std::sqrt(expected * (1 - p)) + 0.03 * expected + 1);
+  EXPECT_LE(p, 0.0101);
+}
+
 // A key is one Golomb code on the wire: a rank's n/P keys lie among s positions, so about log2(e·s·P/n)
 // bits each, far below a 64-bit hash.
 TEST(PartitionedFilter, SendsAboutLog2OfETimesBitsPerLocalKeyPerKey) {
@@ -90,6 +113,8 @@ TEST(PartitionedFilter, RanksThatDisagreeOnTheSizeAreRefusedOnEveryRank) {
   const place where = place::of(MPI_COMM_WORLD);
   if (where.ranks == 1) GTEST_SKIP() << "needs two ranks";
   EXPECT_THROW(partitioned_filter<>(MPI_COMM_WORLD, 1000 + static_cast<std::uint64_t>(where.rank)),
+               blume::invalid_argument);
+  EXPECT_THROW(partitioned_filter<>(MPI_COMM_WORLD, 1000, 1 + static_cast<std::uint32_t>(where.rank % 2)),
                blume::invalid_argument);
 }
 
