@@ -86,9 +86,10 @@ int main(int argc, char** argv) {
     p.raw_hash_bytes = f.last_traffic().raw_hash_bytes();
     for (const std::string& k : keys) p.key_bytes += k.size();
     p.seconds = MPI_Wtime() - start;
-    const std::string name = std::string(blocked ? "blocked" : "single-shot") + " filter at 1% (" +
-                             std::to_string(f.global_bits() / n) + " bits/key of memory): insert";
-    row(name.c_str(), sum_phase(p));
+    char name[96];
+    std::snprintf(name, sizeof name, "%s filter at 1%% (%.1f bits/key of memory): insert",
+                  blocked ? "blocked" : "single-shot", static_cast<double>(f.global_bits()) / static_cast<double>(n));
+    row(name, sum_phase(p));
   }
   // The truth: the ids some repeat chose.
   std::vector<bool> repeated_id;

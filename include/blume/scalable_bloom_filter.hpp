@@ -348,6 +348,15 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
       if (size != 0) std::memcpy(part.data(), at, size);
       at += size;
       f.layers_.push_back(Layer::from_payload(layers[i].parameters, seed, f.counts_[i], std::move(part)));
+      // A layer's recorded capacity must be one its bits can hold at its rate (m·ln²2 / −ln ε keys, doubled
+      // for rounding and other planners): the next layer is sized from it, and a table claiming 2·10^14 keys
+      // for a layer of 310 bits made the next insert allocate 63 billion bits (file fuzzer).
+      const double holds = static_cast<double>(f.layers_.back().bits()) / math::optimal_bits(1, layers[i].spec.fpr);
+      if (static_cast<double>(layers[i].spec.capacity) > 2 * holds + 64)
+        throw format_error("scalable filter: layer " + std::to_string(i) + " records a capacity of " +
+                           std::to_string(layers[i].spec.capacity) + " keys, but its " +
+                           std::to_string(f.layers_.back().bits()) + " bits hold about " +
+                           std::to_string(static_cast<std::uint64_t>(holds)) + " at its rate");
       f.specs_.push_back(layers[i].spec);
     }
     f.rebuild_table();
