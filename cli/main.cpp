@@ -20,7 +20,7 @@ namespace blume::cli {
 
 register_verb register_plan, register_build, register_query, register_add, register_erase, register_info,
     register_merge, register_intersect, register_absorb, register_estimate, register_sketch, register_diff_sketch,
-    register_reconcile, register_bench, register_demo;
+    register_reconcile, register_redis, register_bench, register_demo;
 
 constexpr register_verb* verbs[] = {
     register_plan,         // verbs/plan.cpp
@@ -36,6 +36,7 @@ constexpr register_verb* verbs[] = {
     register_sketch,       // verbs/reconcile.cpp
     register_diff_sketch,  // verbs/reconcile.cpp
     register_reconcile,    // verbs/reconcile.cpp
+    register_redis,        // verbs/redis.cpp
     register_bench,        // verbs/bench.cpp
     register_demo,         // verbs/demo.cpp
 };

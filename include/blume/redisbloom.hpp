@@ -193,6 +193,27 @@ inline scalable_options redisbloom_options(std::uint32_t growth, bool scaling) {
   return o;
 }
 
+/// The false-positive rate of a chain reserved for `capacity` items at `fpr` after `items` counted adds
+/// (BF.CARD): RedisBloom fills each layer to its capacity before it adds the next (sb.c), and an absent key is
+/// a false positive when any layer says maybe, so the chain passes a key with the product of its layers'
+/// passes. Each layer's rate is the classic approximation at its fill.
+inline double redisbloom_chain_fpr(std::uint64_t capacity, double fpr, std::uint32_t growth, bool scaling,
+                                   std::uint64_t items) {
+  const scalable_options o = redisbloom_options(growth, scaling);
+  const redisbloom_layer_plan plan;
+  layer_spec spec = plan.spec(capacity, fpr, o, 0, {});
+  double pass = 1;
+  for (std::size_t index = 1;; ++index) {
+    const redisbloom_layout g = plan.layout(spec);
+    const std::uint64_t here = scaling ? std::min(items, spec.capacity) : items;
+    pass *= 1 - math::bloom_fpr(static_cast<double>(here), static_cast<double>(g.bits()), g.hashes());
+    items -= here;
+    if (items == 0 || !scaling || growth == 0) break;
+    spec = plan.spec(capacity, fpr, o, index, spec);
+  }
+  return 1 - pass;
+}
+
 // ---- cuckoo filters ----------------------------------------------------------------------------------
 
 /// RedisBloom's cuckoo hash: digest.low = MurmurHash64A(key, seed 0); digest.high is unused (0).
