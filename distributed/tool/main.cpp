@@ -169,23 +169,10 @@ int run_query(const std::string& filter_path, const std::string& input) {
       },
       filter);
   // Gathered in rank order, which is the files' order.
-  std::vector<std::uint64_t> packed;
-  for (const std::string& l : lines) blume::distributed::dedup::pack(l, packed);
-  int count = static_cast<int>(packed.size());
-  std::vector<int> counts(where.ranks), displacements(where.ranks);
-  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  int sum = 0;
-  for (int p = 0; p < where.ranks; ++p) {
-    displacements[p] = sum;
-    sum += counts[p];
-  }
-  std::vector<std::uint64_t> all(where.rank == 0 ? static_cast<std::size_t>(sum) : 0);
-  MPI_Gatherv(packed.data(), count, MPI_UINT64_T, all.data(), counts.data(), displacements.data(), MPI_UINT64_T, 0,
-              MPI_COMM_WORLD);
+  const std::vector<std::string> out =
+      blume::distributed::gather_keys(MPI_COMM_WORLD, lines, 0, blume::distributed::gathered::in_rank_order);
   MPI_Allreduce(MPI_IN_PLACE, &absent, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (where.rank == 0) {
-    std::vector<std::string> out;
-    blume::distributed::dedup::unpack(all, out);
     std::string text;
     for (const std::string& l : out) text.append(l).push_back('\n');
     std::fwrite(text.data(), 1, text.size(), stdout);

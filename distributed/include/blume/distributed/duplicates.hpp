@@ -164,8 +164,12 @@ inline void unpack(std::span<const std::uint64_t> words, std::vector<std::string
 
 }  // namespace dedup
 
-/// Every rank's `keys`, sorted, on rank `root` (empty elsewhere). Collective.
-inline std::vector<std::string> gather_keys(MPI_Comm comm, const std::vector<std::string>& keys, int root = 0) {
+enum class gathered { sorted, in_rank_order };
+
+/// Every rank's `keys` on rank `root` (empty elsewhere): sorted, or in rank order (each rank's in its own
+/// order). Collective.
+inline std::vector<std::string> gather_keys(MPI_Comm comm, const std::vector<std::string>& keys, int root = 0,
+                                            gathered order = gathered::sorted) {
   const place where = place::of(comm);
   std::vector<std::uint64_t> packed;
   for (const std::string& k : keys) dedup::pack(k, packed);
@@ -187,7 +191,7 @@ inline std::vector<std::string> gather_keys(MPI_Comm comm, const std::vector<std
               comm);
   std::vector<std::string> out;
   dedup::unpack(all, out);
-  std::sort(out.begin(), out.end());
+  if (order == gathered::sorted) std::sort(out.begin(), out.end());
   return out;
 }
 
