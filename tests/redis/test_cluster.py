@@ -74,6 +74,12 @@ def contract_tags(name, shards):
     return [first[slot] for slot in slots]
 
 
+def contract_shard_capacity(capacity, shards):
+    """ceil(C/S + 5 sqrt((C/S)(1 - 1/S))), in doubles as the C++ computes it."""
+    share = capacity / shards
+    return math.ceil(share + 5 * math.sqrt(share * (1 - 1 / shards)))
+
+
 def contract_shard(item, seed, shards):
     low = xxhash.xxh3_128_intdigest(item.encode() if isinstance(item, str) else item, seed=seed) & (2**64 - 1)
     return (low * shards) >> 64
@@ -198,7 +204,7 @@ class LoadAndRate(ClusterCase):
         self.assertEqual(meta["format"], "blume-sharded-bloom/1")
         self.assertEqual(shards, 16)  # the smallest S >= 16: 10M keys at 1% fit 256 MiB shards easily
         self.assertEqual(int(meta["capacity"]), KEYS)
-        self.assertEqual(int(meta["shard_capacity"]), -(-KEYS // shards))
+        self.assertEqual(int(meta["shard_capacity"]), contract_shard_capacity(KEYS, shards))
         self.assertEqual(float(meta["error_rate"]), 0.01)
         self.assertEqual((meta["expansion"], meta["nonscaling"], int(meta["seed"])), ("2", "0", DEFAULT_SEED))
         self.assertEqual(meta["tags"].split(" "), contract_tags(name, shards))
@@ -256,7 +262,7 @@ class PacedKeys(threading.Thread):
     while the test changes the cluster: at least `minimum` keys, then more until `done` is set (at most
     `maximum`), then `tail` more after it, so batches are also sent to the cluster as it is afterwards."""
 
-    def __init__(self, stream, prefix, minimum, maximum, tail, chunk=8192, pause=0.05):
+    def __init__(self, stream, prefix, minimum, maximum, tail, chunk=16384, pause=0.02):
         super().__init__(daemon=True)
         self.stream, self.prefix = stream, prefix
         self.minimum, self.maximum, self.tail, self.chunk, self.pause = minimum, maximum, tail, chunk, pause
@@ -324,12 +330,14 @@ class ReshardAndFailoverDuringLoad(ClusterCase):
         argv = [CLI, "redis", "add", "--cluster", f"127.0.0.1:{cluster.nodes[0].port}", name, "--input", "-",
                 "--wait", "1", "--timeout", "120"]
         start = time.monotonic()
-        adder = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True)
+        out_path, err_path = self.path("adder.out"), self.path("adder.err")
+        with open(out_path, "w") as out_file, open(err_path, "w") as err_file:
+            adder = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=out_file, stderr=err_file, text=True)
         feeder = PacedKeys(adder.stdin, "second", minimum=300_000, maximum=3_000_000, tail=300_000)
         feeder.start()
         try:
             feeder.started_enough.wait(120)
+            items_before = info(cluster, name)["items"]
             report(f"reshard: moving {slots} slots (with {len(moving)} shard(s): {moving}) from "
                    f"{source.port} to {target.port} while {feeder.written:,} keys are written")
             t = time.monotonic()
@@ -340,16 +348,21 @@ class ReshardAndFailoverDuringLoad(ClusterCase):
             promoted = cluster.replicas(of=target)[0]
             t = time.monotonic()
             cluster.failover(promoted)
+            items_after = info(cluster, name)["items"]
             report(f"failover of {target.port} to {promoted.port} done in {time.monotonic() - t:.1f} s; "
-                   f"{feeder.written:,} keys written")
+                   f"{feeder.written:,} keys written; the filter's items grew from {items_before:,} to "
+                   f"{items_after:,} meanwhile")
+            self.assertGreater(items_after, items_before, "no batch was acknowledged during the changes")
         finally:
             feeder.done.set()
             feeder.join(180)
             try:
-                out, err = adder.communicate(timeout=300)
+                adder.wait(timeout=300)
             except subprocess.TimeoutExpired:
                 adder.kill()
-                out, err = adder.communicate()
+                adder.wait()
+            with open(out_path) as out_file, open(err_path) as err_file:
+                out, err = out_file.read(), err_file.read()
         seconds = time.monotonic() - start
         self.assertIsNone(feeder.error)
         second_count = feeder.written
@@ -494,14 +507,15 @@ class RedisPyRecipe(ClusterCase):
         meta = {k.decode(): v.decode() for k, v in rc.hgetall("recipe:own").items()}
         tags = contract_tags("recipe:own", 16)
         self.assertEqual(meta, {"format": "blume-sharded-bloom/1", "shards": "16", "capacity": "200000",
-                                "shard_capacity": "12500", "error_rate": "0.01", "expansion": "2",
+                                "shard_capacity": str(contract_shard_capacity(200_000, 16)),
+                                "error_rate": "0.01", "expansion": "2",
                                 "nonscaling": "0", "seed": str(DEFAULT_SEED), "tags": " ".join(tags)})
         self.assertEqual(made.keys, [f"recipe:own:{i}{{{t}}}" for i, t in enumerate(tags)])
         base, node = slot_of(b"recipe:own"), self.cluster.nodes[0]
         self.assertEqual([self.cluster.call(node, "CLUSTER", "KEYSLOT", k) for k in made.keys],
                          [(base + i * 1024) % 16384 for i in range(16)])
         for k in made.keys:
-            self.assertEqual(rc.execute_command("BF.INFO", k, "CAPACITY"), [12500])
+            self.assertEqual(rc.execute_command("BF.INFO", k, "CAPACITY"), [contract_shard_capacity(200_000, 16)])
 
         items = [key("own", i) for i in range(20_000)]
         self.assertEqual(made.madd(items[:10_000]), [1] * 10_000)  # at 5% fill a false "present" is unlikely
@@ -524,6 +538,15 @@ class RedisPyRecipe(ClusterCase):
         for bad in ("", "a{b", "a}b"):
             with self.assertRaises(ValueError):
                 ns["reserve"](rc, bad, 0.01, 1000)
+
+        # A lost shard is an error, not a filter that answers "no" (or a new 100-item shard).
+        broken = ns["reserve"](rc, "recipe:broken", 0.01, 1000)
+        rc.delete(broken.keys[broken.keys.index(broken.shard("x"))])
+        with self.assertRaises(KeyError):
+            broken.mexists(["x"])
+        with self.assertRaises(Exception):
+            broken.madd(["x"])
+        self.assertEqual(rc.exists(broken.shard("x")), 0)
 
     @needs_cli
     def test_recipe_and_cli_read_each_others_filters(self):
@@ -553,7 +576,8 @@ class RedisPyRecipe(ClusterCase):
         made.madd(items[:5000])
         theirs = info(cluster, "by:recipe")
         self.assertEqual((theirs["shards"], theirs["capacity"], theirs["shard_capacity"], theirs["expansion"],
-                          theirs["nonscaling"], theirs["seed"]), (20, 50_000, 2500, 4, False, DEFAULT_SEED))
+                          theirs["nonscaling"], theirs["seed"]),
+                         (20, 50_000, contract_shard_capacity(50_000, 20), 4, False, DEFAULT_SEED))
         self.assertEqual(theirs["error_rate"], 0.001)
         self.assertEqual(theirs["shard_keys"], made.keys)
         self.assertEqual(theirs["items"], made.card())
@@ -561,6 +585,15 @@ class RedisPyRecipe(ClusterCase):
         blume(cluster, "add", "by:recipe", *items[5000:6000])
         self.assertEqual(made.mexists(items[:6000]), [1] * 6000)
         self.assertEqual(info(cluster, "by:recipe")["items"], made.card())
+
+        # The CLI refuses a filter that lost a shard, rather than answering "no" or recreating it small.
+        lost = made.shard(items[0])
+        rc.delete(lost)
+        for verb in ("exists", "add"):
+            result = blume(cluster, verb, "by:recipe", items[0], check=False)
+            self.assertEqual(result.returncode, 2, (verb, result.stdout, result.stderr))
+            self.assertIn(lost, result.stderr)
+        self.assertEqual(rc.exists(lost), 0)
 
 
 if __name__ == "__main__":
