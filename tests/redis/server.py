@@ -682,7 +682,8 @@ class Cluster:
         view = set()
         for line in self.call(node, "CLUSTER", "NODES").decode().splitlines():
             fields = line.split()
-            node_id, flags, primary, link, slots = fields[0], fields[2].split(","), fields[3], fields[7], fields[8:]
+            node_id, flags, primary, link = fields[0], fields[2].split(","), fields[3], fields[7]
+            slots = fields[8:]
             if "fail" in flags or "fail?" in flags or "handshake" in flags or link != "connected":
                 return None
             role = "master" if "master" in flags else "slave"

@@ -10,6 +10,8 @@ Cluster on loopback, every node loading the module.
 - The migration limit: one ordinary filter whose DUMP is longer than proto-max-bulk-len cannot move to
   another node; a sharded filter of the same capacity moves slot by slot.
 - The redis-py recipe, run exactly as docs/redis.md prints it, on filters it made and filters the CLI made.
+- `blume redis reserve`'s rules (the default shard count, refusals that leave nothing behind) on one server
+  without cluster mode.
 
 The tests that drive `blume redis` need BLUME_CLI (ctest sets it to the built tool) and are skipped
 without it; the others (the harness's failover and reshard, the single-key limit, the recipe on its own
@@ -25,7 +27,6 @@ import math
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -33,7 +34,7 @@ import unittest
 from binascii import crc_hqx
 
 from common import module_path
-from server import Cluster
+from server import Cluster, RedisServer
 
 import xxhash  # python3-xxhash
 
@@ -183,6 +184,59 @@ class ClusterCase(unittest.TestCase):
         return counts
 
 
+# ---- reserve's rules, on one server without cluster mode (the contract allows it: all slots on it) ----
+
+
+@needs_cli
+class ReserveOnOneServer(unittest.TestCase):
+    def setUp(self):
+        self.server = RedisServer(module_path()).start()
+        self.r = self.server.client()
+
+    def tearDown(self):
+        self.server.stop()
+
+    def blume(self, verb, *args):
+        return blume(None, verb, *args, check=False, node=self.server)
+
+    def first_layer_bytes(self, capacity):
+        self.r.execute_command("BF.RESERVE", "scratch", "0.01", capacity)
+        fields = dict(f.split(b":") for f in self.r.execute_command("BF.DEBUG", "scratch")[1].split())
+        self.r.delete("scratch")
+        return int(fields[b"bytes"])
+
+    def test_the_default_shard_count_is_the_smallest_that_fits(self):
+        result = self.blume("reserve", "fits", "0.01", 100_000_000, "--max-shard-bytes", "1MiB")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        report(f"reserve with --max-shard-bytes 1MiB: {result.stdout.strip()}")
+        shards = int(self.r.hget("fits", "shards"))
+        self.assertLessEqual(self.first_layer_bytes(contract_shard_capacity(100_000_000, shards)), 1 << 20)
+        self.assertGreater(self.first_layer_bytes(contract_shard_capacity(100_000_000, shards - 1)), 1 << 20)
+        first_shard = f"fits:0{{{self.r.hget('fits', 'tags').split()[0].decode()}}}"
+        self.assertEqual(self.r.execute_command("BF.INFO", first_shard, "CAPACITY"),
+                         [contract_shard_capacity(100_000_000, shards)])
+
+        self.assertEqual(self.blume("add", "fits", "a", "b").stdout, "added 2 keys to fits (2 new)\n")
+        result = self.blume("exists", "fits", "a", "b", "c")
+        self.assertEqual((result.returncode, result.stdout), (1, "a\tmaybe\nb\tmaybe\nc\tno\n"))
+        status = json.loads(self.blume("info", "fits", "--json").stdout)
+        self.assertEqual((status["items"], status["nodes"]), (2, {f"127.0.0.1:{self.server.port}": shards}))
+
+    def test_refusals_leave_nothing_behind(self):
+        self.assertEqual(self.blume("reserve", "taken", "0.01", 1000).returncode, 0)
+        keys = sorted(self.r.keys())
+        for args in (("taken", "0.01", 1000), ("a{b", "0.01", 1000), ("a}b", "0.01", 1000), ("ok", "2", 1000),
+                     ("ok", "0.01", 0)):
+            result = self.blume("reserve", *args)
+            self.assertEqual(result.returncode, 2, args)
+            self.assertRegex(result.stderr, "^blume: ", args)
+        self.assertEqual(sorted(self.r.keys()), keys)
+        # One of the shards exists already: the shards made before it are deleted again.
+        self.r.execute_command("BF.RESERVE", f"clash:5{{{contract_tags('clash', 16)[5]}}}", "0.01", 10)
+        self.assertEqual(self.blume("reserve", "clash", "0.01", 1000).returncode, 2)
+        self.assertEqual(len(self.r.keys()), len(keys) + 1)
+
+
 # ---- a: loading, no false negatives, the false-positive rate -----------------------------------------
 
 
@@ -211,7 +265,8 @@ class LoadAndRate(ClusterCase):
 
         added = timed("blume redis add", KEYS, lambda: blume(cluster, "add", name, "--input", keys))
         report(f"add: {added.stdout.strip()}")
-        new = int(re.fullmatch(rf"added {KEYS} keys to {re.escape(name)} \((\d+) new\)", added.stdout.strip()).group(1))
+        summary = re.fullmatch(rf"added {KEYS} keys to {re.escape(name)} \((\d+) new\)", added.stdout.strip())
+        new = int(summary.group(1))
 
         status = info(cluster, name)
         report(f"info: items {status['items']:,}, bytes {status['bytes']:,} (largest shard "
@@ -219,7 +274,8 @@ class LoadAndRate(ClusterCase):
                f"nodes {status['nodes']}")
         self.assertEqual(status["items"], new)
         self.assertGreater(new, KEYS * 0.99)  # the rest looked present already: false positives during the load
-        self.assertEqual(status["shard_keys"], [f"{name}:{i}{{{t}}}" for i, t in enumerate(contract_tags(name, shards))])
+        self.assertEqual(status["shard_keys"],
+                         [f"{name}:{i}{{{tag}}}" for i, tag in enumerate(contract_tags(name, shards))])
         # Evenly spaced slots on a fresh cluster's three equal ranges: 5 or 6 shards on each primary.
         by_node = {int(address.rsplit(":", 1)[1]): count for address, count in status["nodes"].items()}
         self.assertEqual(by_node, self.shard_nodes(status["shard_keys"]))
@@ -324,7 +380,8 @@ class ReshardAndFailoverDuringLoad(ClusterCase):
         source = cluster.node_at(source_port)
         target = next(node for node in cluster.primaries() if node is not source)
         shard_keys = info(cluster, name)["shard_keys"]
-        moving = [k for k in shard_keys if cluster.call(source, "CLUSTER", "KEYSLOT", k) in cluster.slots_of(source)[:slots]]
+        leaving = set(cluster.slots_of(source)[:slots])
+        moving = [k for k in shard_keys if cluster.call(source, "CLUSTER", "KEYSLOT", k) in leaving]
         self.assertTrue(moving)
 
         argv = [CLI, "redis", "add", "--cluster", f"127.0.0.1:{cluster.nodes[0].port}", name, "--input", "-",
@@ -380,8 +437,9 @@ class ReshardAndFailoverDuringLoad(ClusterCase):
                     out_file.write(part.read())
         present = blume(cluster, "exists", name, "--input", everything, "--quiet", check=False)
         self.assertEqual(present.returncode, 0, "a key of one of the loads answered no")
-        # Read from another node too: the CLI must find the new primaries from a replica's address.
-        present = blume(cluster, "exists", name, "--input", everything, "--quiet", check=False, node=source)
+        # Read through a replica too: the CLI must find the primaries from any node's address.
+        present = blume(cluster, "exists", name, "--input", everything, "--quiet", check=False,
+                        node=cluster.replicas()[0])
         self.assertEqual(present.returncode, 0)
 
         status = info(cluster, name)
@@ -415,14 +473,16 @@ class MigrationLimit(ClusterCase):
         shards = len(shard_keys)
         groups = {}
         for item in items:
-            groups.setdefault(shard_keys[contract_shard(item, DEFAULT_SEED, shards) if shards > 1 else 0], []).append(item)
+            shard = contract_shard(item, DEFAULT_SEED, shards) if shards > 1 else 0
+            groups.setdefault(shard_keys[shard], []).append(item)
         for shard_key, group in groups.items():
             for i in range(0, len(group), 10_000):
                 client.execute_command("BF.MADD", shard_key, *group[i:i + 10_000])
 
     def test_one_filter_over_the_limit_cannot_move(self):
         cluster = self.cluster
-        self.assertEqual(cluster.call(cluster.nodes[0], "CONFIG", "GET", "proto-max-bulk-len")[1], str(BULK_LIMIT).encode())
+        for node in cluster.nodes:
+            self.assertEqual(cluster.call(node, "CONFIG", "GET", "proto-max-bulk-len")[1], str(BULK_LIMIT).encode())
         client = cluster.client()
         client.execute_command("BF.RESERVE", "big", "0.01", LIMIT_KEYS)
         self.fill(["big"], [key("big", i) for i in range(LIMIT_KEYS)])
@@ -581,7 +641,8 @@ class RedisPyRecipe(ClusterCase):
         self.assertEqual(theirs["error_rate"], 0.001)
         self.assertEqual(theirs["shard_keys"], made.keys)
         self.assertEqual(theirs["items"], made.card())
-        self.assertEqual(blume(cluster, "exists", "by:recipe", *items[:5000], "--quiet", check=False).returncode, 0)
+        in_recipe_filter = blume(cluster, "exists", "by:recipe", *items[:5000], "--quiet", check=False)
+        self.assertEqual(in_recipe_filter.returncode, 0)
         blume(cluster, "add", "by:recipe", *items[5000:6000])
         self.assertEqual(made.mexists(items[:6000]), [1] * 6000)
         self.assertEqual(info(cluster, "by:recipe")["items"], made.card())
