@@ -13,7 +13,8 @@ packages=(
   libabsl-dev libbloom-dev  # benchmark baselines: absl::flat_hash_set and libbloom
   python3                # integration-test helpers
   redis-server redis-tools python3-redis  # the Redis module's integration tests and benchmark
-  libhiredis-dev python3-xxhash  # sharded filters on Redis Cluster (cluster/, blume redis) and the redis-py recipe
+  python3-xxhash         # the sharded filters' redis-py recipe (docs/redis.md) and its test
+  libhiredis-dev         # blume redis: the CLI's client for Redis and Redis Cluster
   clang-14 libclang-rt-14-dev  # the clang and fuzz presets (-fsanitize=fuzzer links libclang_rt.fuzzer from the latter)
   llvm-14                # llvm-symbolizer, so sanitizer reports from the fuzzers name files and lines
   g++-aarch64-linux-gnu qemu-user         # the aarch64 preset: cross compiler, and user-mode emulation to run its tests

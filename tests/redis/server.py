@@ -11,6 +11,10 @@ the interpreter Debian's python3-redis is installed for (a python3 found earlier
 
     with RedisServer(module) as primary, replica_of(primary) as replica: ...
     with Cluster(module) as cluster: cluster.cli("BF.ADD", "k", "x")
+    with Cluster(module, replicas=1) as cluster:   # 3 primaries, 3 replicas
+        cluster.failover(cluster.replicas()[0])     # the replica becomes primary; waits until all agree
+        cluster.reshard(source, target, 100)        # redis-cli --cluster reshard
+        cluster.move_slot(slot, source, target)     # one slot, by hand (begin/migrate_slot_keys/end)
 
 Every server gets a free loopback port, a private temporary directory (removed on stop unless the caller
 chose the directory), `--save ""` (no background saves), `--repl-diskless-sync-delay 0` (replicas sync at
@@ -27,6 +31,7 @@ Environment:
 """
 
 import atexit
+import logging
 import os
 import random
 import shutil
@@ -579,19 +584,23 @@ def _pairs(config):
 
 
 class Cluster:
-    """A Redis Cluster of `masters` primaries without replicas, every node loading the module."""
+    """A Redis Cluster of `masters` primaries, each with `replicas` replicas, every node loading the module.
 
-    def __init__(self, module_path=None, masters=3, module_args=(), config=None, timeout=30.0):
+    nodes[:masters] start as the primaries (redis-cli --cluster create makes the first addresses masters);
+    roles change with failover(), so ask primaries()/replicas() rather than relying on the order."""
+
+    def __init__(self, module_path=None, masters=3, module_args=(), config=None, timeout=30.0, replicas=0):
         self.module_path = module_path
         self.module_args = module_args
         self.masters = masters
+        self.replicas_per_master = replicas
         self.config = config
         self.timeout = timeout
         self.nodes = []
 
     def start(self):
         try:
-            for _ in range(self.masters):
+            for _ in range(self.masters * (1 + self.replicas_per_master)):
                 node_config = list(_pairs(self.config)) + [
                     ("cluster-enabled", "yes"),
                     ("cluster-config-file", "nodes.conf"),
@@ -601,14 +610,12 @@ class Cluster:
             addresses = [f"127.0.0.1:{node.port}" for node in self.nodes]
             created = subprocess.run(
                 [_binary("BLUME_REDIS_CLI", "redis-cli"), "--cluster", "create", *addresses,
-                 "--cluster-replicas", "0", "--cluster-yes"],
+                 "--cluster-replicas", str(self.replicas_per_master), "--cluster-yes"],
                 capture_output=True, text=True, timeout=self.timeout,
             )
             if created.returncode != 0:
                 raise ServerError(f"redis-cli --cluster create failed:\n{created.stdout}\n{created.stderr}")
-            for node in self.nodes:
-                node.wait_for(lambda n=node: n.cluster_info().get("cluster_state") == "ok",
-                              "cluster_state:ok", self.timeout)
+            self.wait_stable()
         except BaseException:
             self.stop()
             raise
@@ -631,6 +638,177 @@ class Cluster:
     def __exit__(self, *exc):
         self.stop()
 
+    # -- topology --
+
+    @staticmethod
+    def call(node, *args):
+        """One command on `node` over a fresh connection (polling loops would pile up pooled clients);
+        an error reply raises redis.ResponseError."""
+        value = node.raw(*args)[0]
+        if isinstance(value, redis.exceptions.ResponseError):
+            raise value
+        return value
+
+    def node_id(self, node):
+        return self.call(node, "CLUSTER", "MYID").decode()
+
+    def node_at(self, port):
+        return next(node for node in self.nodes if node.port == int(port))
+
+    def primaries(self):
+        """The nodes that currently say they are primaries, in the order of `nodes`."""
+        return [node for node in self.nodes if node.info("replication")["role"] == "master"]
+
+    def replicas(self, of=None):
+        """The nodes that currently say they are replicas (of the primary `of`, if given)."""
+        found = []
+        for node in self.nodes:
+            replication = node.info("replication")
+            if replication["role"] == "slave" and (of is None or int(replication["master_port"]) == of.port):
+                found.append(node)
+        return found
+
+    def slots_of(self, node):
+        """The slots `node` serves, ascending, as the other nodes see it (CLUSTER SLOTS)."""
+        slots = []
+        for start, end, master, *_ in self.call(self.nodes[0], "CLUSTER", "SLOTS"):
+            if master[1] == node.port:
+                slots.extend(range(start, end + 1))
+        return sorted(slots)
+
+    def _view(self, node):
+        """`node`'s CLUSTER NODES as a comparable set: (id, role, primary id, slots) for each node, or None
+        while it sees a node failing or a link down."""
+        view = set()
+        for line in self.call(node, "CLUSTER", "NODES").decode().splitlines():
+            fields = line.split()
+            node_id, flags, primary, link = fields[0], fields[2].split(","), fields[3], fields[7]
+            slots = fields[8:]
+            if "fail" in flags or "fail?" in flags or "handshake" in flags or link != "connected":
+                return None
+            role = "master" if "master" in flags else "slave"
+            # [slot->-id] and [slot-<-id]: a migration in progress, shown only by the two nodes doing it.
+            view.add((node_id, role, primary, tuple(s for s in slots if not s.startswith("["))))
+        return frozenset(view)
+
+    def _stable(self):
+        # cluster_state:ok alone is not enough: after a failover or a SETSLOT a node that has not yet heard
+        # the news is ok too, and redirects clients to the old owner; a primary that has not yet heard that
+        # a node is its replica ignores that replica's CLUSTER FAILOVER (which then times out). So every
+        # node must draw the same map of roles and slots, with no link down, and every replica must be
+        # attached and synced (a replica still loading its primary's RDB has not got the data yet).
+        for node in self.nodes:
+            info = node.cluster_info()
+            if info.get("cluster_state") != "ok" or info.get("cluster_slots_ok") != "16384":
+                return False
+            replication = node.info("replication")
+            if replication["role"] == "slave" and (replication.get("master_link_status") != "up"
+                                                   or replication.get("master_sync_in_progress") != "0"):
+                return False
+        views = [self._view(node) for node in self.nodes]
+        return views[0] is not None and len(views[0]) == len(self.nodes) and all(v == views[0] for v in views)
+
+    def wait_stable(self, timeout=None):
+        timeout = timeout or self.timeout
+        deadline = time.monotonic() + timeout
+        while not self._stable():
+            for node in self.nodes:
+                if not node.alive():
+                    raise ServerError(f"node {node.port} died while the cluster settled\n{node._tail()}")
+            if time.monotonic() > deadline:
+                states = {node.port: (node.cluster_info().get("cluster_state"), node.info("replication")["role"],
+                                      node.info("replication").get("master_link_status"))
+                          for node in self.nodes}
+                raise ServerError(f"the cluster did not settle within {timeout} s: {states}")
+            time.sleep(0.1)
+
+    def failover(self, replica, timeout=None):
+        """CLUSTER FAILOVER on `replica` (a coordinated one: its primary stops writes until the replica
+        caught up, so nothing acknowledged is lost); returns once it is the primary and the cluster settled."""
+        timeout = timeout or self.timeout
+        deadline = time.monotonic() + timeout
+        while True:
+            self.call(replica, "CLUSTER", "FAILOVER")
+            # A manual failover the primary did not answer gives up after 5 s (CLUSTER_MF_TIMEOUT); ask again.
+            try:
+                replica.wait_for(lambda: replica.info("replication")["role"] == "master",
+                                 "the replica to become primary", min(6.0, max(deadline - time.monotonic(), 0.1)))
+                break
+            except ServerError:
+                if time.monotonic() > deadline or not replica.alive():
+                    raise
+        self.wait_stable(timeout)
+
+    def reshard(self, source, target, slots):
+        """redis-cli --cluster reshard: moves `slots` slots, the lowest `source` serves, keys and all."""
+        result = subprocess.run(
+            [_binary("BLUME_REDIS_CLI", "redis-cli"), "--cluster", "reshard", f"127.0.0.1:{source.port}",
+             "--cluster-from", self.node_id(source), "--cluster-to", self.node_id(target),
+             "--cluster-slots", str(slots), "--cluster-yes"],
+            capture_output=True, text=True, timeout=max(self.timeout, 120),
+        )
+        if result.returncode != 0:
+            raise ServerError(f"redis-cli --cluster reshard failed:\n{result.stdout}\n{result.stderr}")
+        self.wait_stable()
+        return result.stdout
+
+    # One slot by hand, in the steps redis-cli takes, so a test can stop between them (a key too big to
+    # migrate) and see each step fail or succeed.
+
+    def begin_slot_migration(self, slot, source, target):
+        self.call(target, "CLUSTER", "SETSLOT", slot, "IMPORTING", self.node_id(source))
+        self.call(source, "CLUSTER", "SETSLOT", slot, "MIGRATING", self.node_id(target))
+
+    def migrate_slot_keys(self, slot, source, target, batch=100, timeout_ms=10000):
+        """MIGRATE every key of `slot` from `source` to `target`, `batch` keys a call; returns how many
+        moved. A refused MIGRATE raises redis.ResponseError, leaving the keys where they were."""
+        moved = 0
+        while True:
+            keys = self.call(source, "CLUSTER", "GETKEYSINSLOT", slot, batch)
+            if not keys:
+                return moved
+            self.call(source, "MIGRATE", "127.0.0.1", target.port, "", 0, timeout_ms, "KEYS", *keys)
+            moved += len(keys)
+
+    def end_slot_migration(self, slot, owner):
+        """SETSLOT NODE on every primary: `owner` serves `slot` from now on (the new owner first, as
+        redis-cli does, so its epoch bump wins), and the cluster settles."""
+        owner_id = self.node_id(owner)
+        for node in [owner] + [n for n in self.primaries() if n is not owner]:
+            self.call(node, "CLUSTER", "SETSLOT", slot, "NODE", owner_id)
+        self.wait_stable()
+
+    def abort_slot_migration(self, slot, source, target):
+        """Drop the IMPORTING/MIGRATING states: the slot stays with `source`, with whatever keys are
+        still there (keys already migrated stay on `target`, unreachable: move them back first)."""
+        for node in (target, source):
+            self.call(node, "CLUSTER", "SETSLOT", slot, "STABLE")
+        self.wait_stable()
+
+    def move_slot(self, slot, source, target):
+        """Move one slot and its keys from `source` to `target`; returns the number of keys moved."""
+        self.begin_slot_migration(slot, source, target)
+        moved = self.migrate_slot_keys(slot, source, target)
+        self.end_slot_migration(slot, target)
+        return moved
+
+    def set_config(self, name, value):
+        """CONFIG SET on every node (configs are local: CONFIG SET neither replicates nor propagates)."""
+        for node in self.nodes:
+            self.call(node, "CONFIG", "SET", name, value)
+
+    # -- use --
+
+    def client(self, **kwargs):
+        """A redis.cluster.RedisCluster seeded with every node; bytes in, bytes out."""
+        from redis.cluster import ClusterNode, RedisCluster
+
+        # Debian's redis-py (4.3) logs a traceback for every MOVED/ASK it then follows; the redirections a
+        # reshard or a failover cause are expected here. An error it gives up on is still raised.
+        logging.getLogger("redis.cluster").setLevel(logging.CRITICAL)
+        options = {"decode_responses": False, **kwargs}
+        return RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", node.port) for node in self.nodes], **options)
+
     def cli(self, *args, node=0, check=True):
         """`redis-cli -c -p <port of node> args...` (follows MOVED redirections); returns stdout."""
         result = subprocess.run(
@@ -644,9 +822,8 @@ class Cluster:
 
     def owner(self, key):
         """The node that serves `key`'s slot."""
-        client = self.nodes[0].client()
-        slot = client.execute_command("CLUSTER", "KEYSLOT", key)
-        for start, end, master, *_ in client.execute_command("CLUSTER", "SLOTS"):
+        slot = self.call(self.nodes[0], "CLUSTER", "KEYSLOT", key)
+        for start, end, master, *_ in self.call(self.nodes[0], "CLUSTER", "SLOTS"):
             if start <= slot <= end:
                 port = master[1]
                 return next(node for node in self.nodes if node.port == port)

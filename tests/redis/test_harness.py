@@ -127,5 +127,37 @@ class ClusterOfThree(unittest.TestCase):
         self.assertFalse(any(process_exists(pid) for pid in pids))
 
 
+class ClusterWithReplicas(unittest.TestCase):
+    def test_failover_reshard_and_moving_one_slot(self):
+        with Cluster(None, masters=3, replicas=1) as cluster:
+            primaries, replicas = cluster.primaries(), cluster.replicas()
+            self.assertEqual((len(primaries), len(replicas)), (3, 3))
+            self.assertEqual(sorted(len(cluster.replicas(of=p)) for p in primaries), [1, 1, 1])
+            client = cluster.client()
+            keys = [f"key:{i}" for i in range(2000)]
+            for key in keys:
+                client.set(key, key)
+
+            old = cluster.owner("key:0")
+            new = cluster.replicas(of=old)[0]
+            cluster.failover(new)
+            self.assertEqual(cluster.owner("key:0"), new)
+            self.assertEqual(cluster.replicas(of=new), [old])
+
+            source, target = new, next(p for p in cluster.primaries() if p is not new)
+            before = len(cluster.slots_of(target))
+            cluster.reshard(source, target, 100)
+            self.assertEqual(len(cluster.slots_of(target)), before + 100)
+
+            slot = cluster.call(source, "CLUSTER", "KEYSLOT", "key:0")
+            if slot not in cluster.slots_of(source):  # the reshard took it: move it back by hand
+                source, target = target, source
+            moved = cluster.move_slot(slot, source, target)
+            self.assertGreaterEqual(moved, 1)
+            self.assertEqual(cluster.owner("key:0"), target)
+            self.assertEqual(cluster.call(source, "CLUSTER", "COUNTKEYSINSLOT", slot), 0)
+            self.assertEqual([client.get(key) for key in keys], [key.encode() for key in keys])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
