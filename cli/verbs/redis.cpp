@@ -225,7 +225,7 @@ void register_redis(CLI::App& app, int& status) {
   reserve->add_option("error_rate", a->rate, "target false-positive rate, e.g. 0.01 or 1%")->required();
   reserve->add_option("capacity", a->capacity, "keys it must hold, e.g. 100M")->required();
   reserve->add_option("--shards", a->shards,
-                      "number of shards (default: at least 16, more to keep each under the limit)");
+                      "number of shards (0, the default: at least 16, more to keep each under the limit)");
   reserve->add_option("--max-shard-bytes", a->max_shard_bytes, "the largest a shard may be")->capture_default_str();
   reserve->add_option("--expansion", a->expansion, "each shard's EXPANSION when it outgrows its capacity")
       ->capture_default_str();

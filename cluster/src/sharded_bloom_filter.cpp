@@ -129,10 +129,14 @@ sharded_layout sharded_layout::plan(std::string name, double error_rate, std::ui
                              " bytes each, above the limit of " + std::to_string(options.max_shard_bytes) +
                              ": use more shards or raise the limit");
   } else {
-    const double total = static_cast<double>(bytes_with(1));
+    // The whole filter's bytes from the first layer's bits per key: one layer of that size may be beyond
+    // what a single RedisBloom layer can be, which is what shards are for.
+    const redisbloom_layout one = first_layer(1, error_rate, l.expansion, l.nonscaling);
+    const double total = static_cast<double>(capacity) * one.bits_per_entry() / 8;
     std::uint64_t s = std::max<std::uint64_t>(
         {options.min_shards, 1,
-         static_cast<std::uint64_t>(std::ceil(total / static_cast<double>(options.max_shard_bytes)))});
+         static_cast<std::uint64_t>(std::min(std::ceil(total / static_cast<double>(options.max_shard_bytes)),
+                                             static_cast<double>(max_shards)))});
     s = std::min(s, std::max<std::uint64_t>(capacity, 1));
     while (s < max_shards && bytes_with(s) > options.max_shard_bytes) ++s;
     if (bytes_with(s) > options.max_shard_bytes)

@@ -74,6 +74,10 @@ TEST(Layout, ShardsStayUnderTheSizeLimit) {
   bc::sharded_options fewer = tight;
   fewer.shards = t.shards - 1;
   EXPECT_THROW(bc::sharded_layout::plan("big", 0.01, 1'000'000'000, fewer), blume::invalid_argument);
+  // Beyond what one RedisBloom layer may be (2^40 bits): a thousand shards of 256 MiB.
+  const auto huge = bc::sharded_layout::plan("huge", 0.01, 200'000'000'000);
+  EXPECT_LE(huge.shard_bytes(), std::uint64_t{256} << 20);
+  EXPECT_GT(huge.shards, 800u);
   // Fewer keys than the minimum of shards: one shard per key, never an empty one.
   EXPECT_EQ(bc::sharded_layout::plan("tiny", 0.01, 5).shards, 5u);
 }
