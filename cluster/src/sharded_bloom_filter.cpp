@@ -119,8 +119,8 @@ sharded_layout sharded_layout::plan(std::string name, double error_rate, std::ui
   l.expansion = options.expansion;
   l.nonscaling = options.nonscaling;
   l.seed = options.seed;
-  auto bytes_with = [&](std::uint64_t shards) {
-    return first_layer(shard_capacity_for(capacity, shards), error_rate, l.expansion, l.nonscaling).bits() / 8;
+  auto bytes_with = [&](std::uint64_t count) {
+    return first_layer(shard_capacity_for(capacity, count), error_rate, l.expansion, l.nonscaling).bits() / 8;
   };
   if (options.shards != 0) {
     l.shards = options.shards;
