@@ -200,15 +200,11 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
     requires std::output_iterator<Out, bool>
   std::size_t contains_many(const R& keys, Out out) const {
     std::size_t hits = 0;
-    pipelined(
-        keys, [&](const digest& d) { layout_.prefetch(words(), d); },
-        [&](std::span<const digest> batch) {
-          contains_batch(batch, [&](bool hit) {
-            hits += hit;
-            *out = hit;
-            ++out;
-          });
-        });
+    lookups(keys, [&](bool hit) {
+      hits += hit;
+      *out = hit;
+      ++out;
+    });
     return hits;
   }
 
@@ -216,9 +212,7 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
   template <std::ranges::input_range R>
   std::size_t count_contained(const R& keys) const noexcept {
     std::size_t hits = 0;
-    pipelined(
-        keys, [&](const digest& d) { layout_.prefetch(words(), d); },
-        [&](std::span<const digest> batch) { contains_batch(batch, [&](bool hit) { hits += hit; }); });
+    lookups(keys, [&hits](bool hit) { hits += hit; });
     return hits;
   }
 
@@ -382,26 +376,53 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
         items, [this](const auto& k) { return this->hash(k); }, prefetch, use);
   }
 
-  /// Answers for a batch of digests, through the layout's own batch loop when it has one (so a SIMD
-  /// layout dispatches once per batch rather than once per key).
-  template <class Sink>
-  void contains_batch(std::span<const digest> batch, Sink&& sink) const {
-    if constexpr (requires { layout_.contains_batch(words(), batch, sink); }) {
-      layout_.contains_batch(words(), batch, sink);
+  /// A layout with probes of its own (Layout::probe, prepare, contains_batch, insert_batch) finds each key's
+  /// words once, when it prefetches them, and runs each batch through one loop of its own; any other is
+  /// pipelined on digests.
+  static constexpr bool has_probes = requires { typename Layout::probe; };
+
+  /// sink(answer) for every key, in order.
+  template <class R, class Sink>
+  void lookups(const R& keys, Sink&& sink) const {
+    if constexpr (has_probes) {
+      using probe = typename Layout::probe;
+      const word_type* w = words();
+      const Layout& layout = layout_;
+      detail::pipelined_probes<probe>(
+          keys, [this](const auto& k) { return this->hash(k); },
+          [w, &layout](const digest& d) { return layout.prepare(w, d); },
+          [w, &layout, &sink](std::span<const probe> batch) { layout.contains_batch(w, batch, sink); });
     } else {
-      for (const digest& d : batch) sink(layout_.contains(words(), d));
+      pipelined(
+          keys, [&](const digest& d) { layout_.prefetch(words(), d); },
+          [&](std::span<const digest> batch) {
+            for (const digest& d : batch) sink(layout_.contains(words(), d));
+          });
     }
   }
 
   template <bool Atomic, class R>
   void insert_batched(const R& keys) noexcept {
     std::uint64_t count = 0;
-    pipelined(
-        keys, [&](const digest& d) { layout_.prefetch_for_write(words(), d); },
-        [&](std::span<const digest> batch) {
-          for (const digest& d : batch) layout_.template insert<Atomic>(words(), d);
-          count += batch.size();
-        });
+    if constexpr (has_probes) {
+      using probe = typename Layout::probe;
+      word_type* w = words();
+      const Layout& layout = layout_;
+      detail::pipelined_probes<probe>(
+          keys, [this](const auto& k) { return this->hash(k); },
+          [w, &layout](const digest& d) { return layout.prepare_for_write(w, d); },
+          [w, &layout, &count](std::span<const probe> batch) {
+            layout.template insert_batch<Atomic>(w, batch);
+            count += batch.size();
+          });
+    } else {
+      pipelined(
+          keys, [&](const digest& d) { layout_.prefetch_for_write(words(), d); },
+          [&](std::span<const digest> batch) {
+            for (const digest& d : batch) layout_.template insert<Atomic>(words(), d);
+            count += batch.size();
+          });
+    }
     if constexpr (Atomic) {
       std::atomic_ref<std::uint64_t>(inserted_).fetch_add(count, std::memory_order_relaxed);
     } else {

@@ -126,18 +126,48 @@ class split_block_layout {
 #endif
   }
 
-  /// sink(answer) for each digest of a batch, choosing the code path once per batch.
+  // ---- the bulk calls' probes --------------------------------------------------------------------------
+  // A bulk call finds each key's block once, when it prefetches it, and keeps the word offset and the
+  // in-block key for the batch's turn; a batch then chooses its code path once (an AVX2 call per key could
+  // not be inlined into a loop compiled without AVX2, and would reload the geometry for every key).
+
+  struct probe {
+    std::uint64_t offset;  // of the block's first word
+    std::uint32_t key;
+  };
+  probe prepare(const word_type* words, digest d) const noexcept {
+    const probe p{reduce(d.high, blocks_) * 8, static_cast<std::uint32_t>(d.low)};
+    detail::prefetch_read(words + p.offset);
+    return p;
+  }
+  probe prepare_for_write(word_type* words, digest d) const noexcept {
+    const probe p{reduce(d.high, blocks_) * 8, static_cast<std::uint32_t>(d.low)};
+    detail::prefetch_write(words + p.offset);
+    return p;
+  }
+
+  /// sink(answer) for each probe of a batch.
   template <class Sink>
-  void contains_batch(const word_type* words, std::span<const digest> batch, Sink& sink) const {
+  void contains_batch(const word_type* words, std::span<const probe> batch, Sink& sink) const {
 #if BLUME_X86
     if (avx2_) {
       contains_batch_avx2(words, batch, sink);
       return;
     }
 #endif
-    for (const digest& d : batch)
-      sink(detail::split_block_contains_portable(words + reduce(d.high, blocks_) * 8,
-                                                 static_cast<std::uint32_t>(d.low)));
+    for (const probe& p : batch) sink(detail::split_block_contains_portable(words + p.offset, p.key));
+  }
+
+  /// Inserts a batch of probes.
+  template <bool Atomic>
+  void insert_batch(word_type* words, std::span<const probe> batch) const noexcept {
+#if BLUME_X86
+    if (!Atomic && avx2_) {
+      insert_batch_avx2(words, batch);
+      return;
+    }
+#endif
+    for (const probe& p : batch) detail::split_block_insert_portable<Atomic>(words + p.offset, p.key);
   }
 
   void prefetch(const word_type* words, digest d) const noexcept {
@@ -150,10 +180,12 @@ class split_block_layout {
  private:
 #if BLUME_X86
   template <class Sink>
-  __attribute__((target("avx2"))) void contains_batch_avx2(const word_type* words, std::span<const digest> batch,
-                                                           Sink& sink) const {
-    for (const digest& d : batch)
-      sink(detail::split_block_contains_avx2(words + reduce(d.high, blocks_) * 8, static_cast<std::uint32_t>(d.low)));
+  __attribute__((target("avx2"))) static void contains_batch_avx2(const word_type* words, std::span<const probe> batch,
+                                                                  Sink& sink) {
+    for (const probe& p : batch) sink(detail::split_block_contains_avx2(words + p.offset, p.key));
+  }
+  __attribute__((target("avx2"))) static void insert_batch_avx2(word_type* words, std::span<const probe> batch) {
+    for (const probe& p : batch) detail::split_block_insert_avx2(words + p.offset, p.key);
   }
 #endif
 
