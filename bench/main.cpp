@@ -381,6 +381,9 @@ int run(int argc, char** argv) {
                 << "\n\n"
                 << medians_table(c).to_text() << "\n"
                 << spread_table(c).to_text() << "\n";
+      if (const table limits = limit_table(c); !limits.rows.empty())
+        std::cout << "against the memory limit (one random 32-byte load per key over the kind's bytes):\n"
+                  << limits.to_text() << "\n";
       if (const std::string d = details_text(c); !d.empty()) std::cout << d << "\n";
       for (const auto& w : wide_spreads(c)) std::cout << "wide spread (busy machine?): " << w << "\n";
       for (const auto& r : c.rows)

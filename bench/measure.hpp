@@ -13,6 +13,7 @@
 
 #include "contestants.hpp"
 #include "keys.hpp"
+#include "limit_probe.hpp"
 #include "our_kinds.hpp"
 #include "results.hpp"
 
@@ -123,6 +124,14 @@ sample measure_once(const workload<Keys>& w, bool with_erase) {
         ns_per_key(negatives.size(), [&] { hits = c->count_contained(negatives.range()); });
     keep(hits);
     if (hits != s.negative_hits) s.problems.push_back("batched negative lookups disagree with one-by-one");
+  }
+  if constexpr (bulk) {
+    // What the machine allows for lookups into this much memory, measured beside them.
+    const limit_times limit = measure_limit(
+        s.bytes, negatives.size(), [](std::size_t keys, auto&& fn) { return ns_per_key(keys, fn); },
+        [](std::uint64_t v) { keep(static_cast<std::size_t>(v)); });
+    s.ns_per_key[limit_single] = limit.single;
+    s.ns_per_key[limit_batched] = limit.batched;
   }
   if (s.predicted_fpr == 0 && s.negative_hits != 0)
     s.problems.push_back("an exact set reported " + std::to_string(s.negative_hits) + " absent keys present");

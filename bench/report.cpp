@@ -289,6 +289,19 @@ table spread_table(const config_result& config) {
   return t;
 }
 
+table limit_table(const config_result& config) {
+  table t;
+  t.header = {"kind", "− lookup ns", "limit ns", "÷ limit", "− batched ns", "limit batched ns", "÷ limit batched"};
+  for (const auto& r : config.rows) {
+    if (!r.ours || !r.ns[limit_single].applicable()) continue;
+    const double single = r.ns[negative].median, limit = r.ns[limit_single].median;
+    const double batched = r.ns[negative_batched].median, limit_b = r.ns[limit_batched].median;
+    t.rows.push_back({r.name, format_ns(single), format_ns(limit), format_ratio(single / limit), format_ns(batched),
+                      format_ns(limit_b), format_ratio(batched / limit_b)});
+  }
+  return t;
+}
+
 std::string details_text(const config_result& config) {
   std::string out;
   for (const auto& r : config.rows)
@@ -298,7 +311,7 @@ std::string details_text(const config_result& config) {
 
 std::vector<std::string> wide_spreads(const config_result& config) {
   constexpr std::array<std::string_view, metric_count> metric_names = {
-      "insert", "insert_many", "+ lookup", "+ batched", "− lookup", "− batched", "erase"};
+      "insert", "insert_many", "+ lookup", "+ batched", "− lookup", "− batched", "erase", "limit", "limit batched"};
   std::vector<std::string> out;
   for (const auto& r : config.rows)
     for (std::size_t m = 0; m < metric_count; ++m)
@@ -684,6 +697,11 @@ std::string markdown_report(const run_environment& env, const std::vector<config
        << config_title(c) << ".\n\n"
        << medians_table(c).to_markdown() << "\n"
        << spread_table(c).to_markdown() << "\n";
+    if (const table limits = limit_table(c); !limits.rows.empty())
+      md << "Against the memory limit: the limit probe loads one random 32-byte block per key from an array of the "
+            "kind's size (no hashing, no bit tests), one by one and prefetched 32 at a time; ÷ limit is the kind's "
+            "absent-key lookup time over the probe's.\n\n"
+         << limits.to_markdown() << "\n";
     if (const std::string d = details_text(c); !d.empty()) {
       md << "Geometry after the n inserts:\n\n";
       std::istringstream lines(d);

@@ -33,6 +33,8 @@ run_environment describe_environment(const std::string& command, const std::stri
 /// Medians with their ratio to absl::flat_hash_set, and the min/median/max spread, for one configuration.
 table medians_table(const config_result& config);
 table spread_table(const config_result& config);
+/// Each of our kinds' absent-key lookups against the limit probe over its own bytes.
+table limit_table(const config_result& config);
 /// Cells whose max exceeds their min by more than a quarter: the machine was busy, run again.
 std::vector<std::string> wide_spreads(const config_result& config);
 /// One line per contestant that describes its geometry (family kinds), or "" when none does.

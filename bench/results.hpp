@@ -24,6 +24,8 @@ enum metric : std::size_t {
   negative,          // one contains() per absent key
   negative_batched,  // count_contained over the absent probes (ours only)
   erase_keys,        // one erase() per present key, after the lookups (only where erase exists, family runs)
+  limit_single,      // the limit probe over the contestant's bytes: one random 32-byte load per key (ours only)
+  limit_batched,     // the same loads, prefetched 32 at a time
   metric_count
 };
 
