@@ -204,18 +204,18 @@ std::string geometry(const F& f, std::uint64_t capacity, double fpr) {
 ///  - a kind that may be full (may_be_full) has its refusals counted: insert() returns false only for want
 ///    of room, or, where insert() also answers false for a key already present, try_insert() says "full";
 ///  - erase, and == between the filters built one key at a time and in bulk, exist where the kind has them.
-/// The rate is kind_setup<F>::fpr. Memory: size_in_bytes(). Predicted FPR: the kind's model at n keys where
+/// The rate is kind_setup<F>::fpr unless the constructor is given one (the FPR sweep). Memory: size_in_bytes(). Predicted FPR: the kind's model at n keys where
 /// it takes a key count (predicted_fpr_at), else its model in the state after the n inserts.
 template <class F>
 class kind_contestant {
  public:
-  static constexpr double fpr = kind_setup<F>::fpr;
+  static constexpr double default_fpr = kind_setup<F>::fpr;
   /// Kinds that forget by design: their misses are measured as a rate, not reported as failures.
   static constexpr bool false_negatives_by_design = forgets_v<F>;
 
-  explicit kind_contestant(std::uint64_t capacity) : capacity_(capacity) {
+  explicit kind_contestant(std::uint64_t capacity, double rate = default_fpr) : capacity_(capacity), fpr_(rate) {
     if constexpr (F::is_static) lows_.reserve(capacity);
-    else filter_.emplace(make(capacity));
+    else filter_.emplace(make(capacity, rate));
   }
 
   template <class K>
@@ -234,9 +234,9 @@ class kind_contestant {
     requires(F::is_static)
   {
     static_assert(
-        requires(std::vector<std::uint64_t> lows) { F::from_digest_lows(std::move(lows), fpr, nullptr); },
+        requires(std::vector<std::uint64_t> lows) { F::from_digest_lows(std::move(lows), 0.01, nullptr); },
         "a static kind built from one key set offers from_digest_lows (kind.hpp)");
-    bench::on_all_cpus([&] { filter_.emplace(F::from_digest_lows(std::move(lows_), fpr, nullptr)); });
+    bench::on_all_cpus([&] { filter_.emplace(F::from_digest_lows(std::move(lows_), fpr_, nullptr)); });
   }
   template <class K>
   bool contains(const K& key) const noexcept {
@@ -285,7 +285,7 @@ class kind_contestant {
       return filter_->predicted_fpr_at(static_cast<double>(capacity_));
     else return filter_->predicted_fpr();
   }
-  std::string details() const { return detail::geometry(*filter_, capacity_, fpr); }
+  std::string details() const { return detail::geometry(*filter_, capacity_, fpr_); }
   /// Fingerprint bits and slot load of the fingerprint tables (cuckoo, quotient); 0 and NaN elsewhere.
   unsigned fingerprint_bits() const noexcept {
     if constexpr (requires(const F& f) { f.fingerprint_bits(); }) return filter_->fingerprint_bits();
@@ -304,7 +304,7 @@ class kind_contestant {
   }
 
  private:
-  static F make(std::uint64_t capacity) {
+  static F make(std::uint64_t capacity, double fpr) {
     if constexpr (requires { F::for_capacity(capacity, fpr); }) {
       return F::for_capacity(capacity, fpr);
     } else if constexpr (detail::takes_time<F>) {
@@ -339,6 +339,7 @@ class kind_contestant {
   }
 
   std::uint64_t capacity_;
+  double fpr_;
   std::optional<F> filter_;
   std::vector<std::uint64_t> lows_;  // a static kind's digest halves, until finish()
   std::uint64_t refused_ = 0;

@@ -23,6 +23,7 @@
 
 #include "affinity.hpp"
 #include "build_info.hpp"
+#include "fpr_sweep.hpp"
 #include "keys.hpp"
 #include "measure.hpp"
 #include "our_kinds.hpp"
@@ -101,6 +102,10 @@ std::string usage() {
          option("--output PATH", "Markdown report (default <source>/docs/benchmarks.md; \"none\" to skip)") +
          option("--append", "add this run to the report instead of replacing it") +
          option("--cpu N", "pin to CPU N with sched_setaffinity (default 1; -1: do not pin)") +
+         option("--fpr-plot",
+                "instead of the timed run: every kind built for n keys (default 1M) at rates from 20% to "
+                "0.05%, measured FPR against bits per key beside its model's curve, drawn with "
+                "gnuplot into --plots DIR (default <source>/docs/plots): fpr.dat, fpr.gp, fpr.svg") +
          option("--quick", "smoke test: n = 1M, 1M probes, 1 repetition, no report unless --output is given") +
          option("--help", "this text");
 }
@@ -119,6 +124,8 @@ struct options {
   bool quick = false;
   bool family = false;
   bool static_run = false;
+  bool fpr_plot = false;
+  std::string plots = std::string(build_info::source_dir) + "/docs/plots";
 };
 
 std::vector<std::string> split_list(std::string_view text) {
@@ -229,6 +236,10 @@ options parse_options(int argc, char** argv) {
       o.family = true;
     } else if (arg == "--static") {
       o.static_run = true;
+    } else if (arg == "--fpr-plot") {
+      o.fpr_plot = true;
+    } else if (arg == "--plots") {
+      o.plots = value();
     } else {
       throw std::invalid_argument("unknown option '" + std::string(arg) + "' (see --help)");
     }
@@ -240,6 +251,10 @@ options parse_options(int argc, char** argv) {
   if (o.static_run) {
     if (!kinds_given) o.kinds = static_preset();
     if (!baselines_given) o.baselines = {"unordered_set", "absl", "libbloom"};
+  }
+  if (o.fpr_plot) {
+    if (!items_given) o.items = {1'000'000};
+    if (!probes_given) o.probes = 1'000'000;
   }
   if (o.quick) {
     if (!items_given) o.items = {1'000'000};
@@ -366,6 +381,8 @@ int run(int argc, char** argv) {
             << "compiler: " << env.compiler << "\n"
             << "machine:  " << env.machine << "\n"
             << "pinning:  " << env.pinning << "\n\n";
+
+  if (o.fpr_plot) return fpr_sweep(o.plots, o.items.front(), o.probes) ? 0 : 1;
 
   std::vector<config_result> configs;
   std::uint64_t checksum = 0;

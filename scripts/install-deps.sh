@@ -10,6 +10,7 @@ packages=(
   libsqlite3-dev         # examples/semi_join (skipped without it)
   libopenmpi-dev openmpi-bin  # the distributed filters (distributed/) and their tests under mpirun
   help2man               # its man page, generated from --help
+  gnuplot-nox            # the benchmark's plots (docs/plots/)
   libabsl-dev libbloom-dev  # benchmark baselines: absl::flat_hash_set and libbloom
   python3                # integration-test helpers
   redis-server redis-tools python3-redis  # the Redis module's integration tests and benchmark
