@@ -25,6 +25,7 @@
 #include "build_info.hpp"
 #include "fpr_sweep.hpp"
 #include "keys.hpp"
+#include "lookup_plot.hpp"
 #include "measure.hpp"
 #include "our_kinds.hpp"
 #include "report.hpp"
@@ -105,7 +106,8 @@ std::string usage() {
          option("--fpr-plot",
                 "instead of the timed run: every kind built for n keys (default 1M) at rates from 20% to "
                 "0.05%, measured FPR against bits per key beside its model's curve, drawn with "
-                "gnuplot into --plots DIR (default <source>/docs/plots): fpr.dat, fpr.gp, fpr.svg") +
+                "gnuplot into --plots DIR (default <source>/docs/plots): fpr.dat, fpr.gp, fpr.svg. A timed run over "
+                "several --items with a report also draws lookup.svg there (lookups against n)") +
          option("--quick", "smoke test: n = 1M, 1M probes, 1 repetition, no report unless --output is given") +
          option("--help", "this text");
 }
@@ -427,6 +429,7 @@ int run(int argc, char** argv) {
     if (!out) throw std::runtime_error("cannot write " + o.output);
     out << (standalone ? "" : "\n") << markdown_report(env, configs, checks, family_checks, standalone, static_checks);
     std::cout << "report " << (standalone ? "written to " : "appended to ") << o.output << "\n";
+    lookup_plot(o.plots, configs);  // beside it, when the run covered several key counts
   }
 
   for (const auto& c : configs)
