@@ -24,6 +24,7 @@
 #include "affinity.hpp"
 #include "build_info.hpp"
 #include "fpr_sweep.hpp"
+#include "key_quality.hpp"
 #include "keys.hpp"
 #include "lookup_plot.hpp"
 #include "measure.hpp"
@@ -108,6 +109,11 @@ std::string usage() {
                 "0.05%, measured FPR against bits per key beside its model's curve, drawn with "
                 "gnuplot into --plots DIR (default <source>/docs/plots): fpr.dat, fpr.gp, fpr.svg. A timed run over "
                 "several --items with a report also draws lookup.svg there (lookups against n)") +
+         option("--quality",
+                "instead of the timed run: every kind (or --kinds) filled with n integer keys (default 1M) of each "
+                "pattern (sequential, multiples of 2^8, 2^16, 2^32, 2^40, random, small negatives) and probed with the "
+                "next --probes keys of the pattern (default 1M); prints measured against predicted FPR as Markdown "
+                "and exits 1 unless every row is within the 99.9% binomial interval with no false negatives") +
          option("--quick", "smoke test: n = 1M, 1M probes, 1 repetition, no report unless --output is given") +
          option("--help", "this text");
 }
@@ -127,6 +133,8 @@ struct options {
   bool family = false;
   bool static_run = false;
   bool fpr_plot = false;
+  bool quality = false;
+  bool kinds_given = false;
   std::string plots = std::string(build_info::source_dir) + "/docs/plots";
 };
 
@@ -240,6 +248,8 @@ options parse_options(int argc, char** argv) {
       o.static_run = true;
     } else if (arg == "--fpr-plot") {
       o.fpr_plot = true;
+    } else if (arg == "--quality") {
+      o.quality = true;
     } else if (arg == "--plots") {
       o.plots = value();
     } else {
@@ -254,7 +264,8 @@ options parse_options(int argc, char** argv) {
     if (!kinds_given) o.kinds = static_preset();
     if (!baselines_given) o.baselines = {"unordered_set", "absl", "libbloom"};
   }
-  if (o.fpr_plot) {
+  o.kinds_given = kinds_given;
+  if (o.fpr_plot || o.quality) {
     if (!items_given) o.items = {1'000'000};
     if (!probes_given) o.probes = 1'000'000;
   }
@@ -385,6 +396,16 @@ int run(int argc, char** argv) {
             << "pinning:  " << env.pinning << "\n\n";
 
   if (o.fpr_plot) return fpr_sweep(o.plots, o.items.front(), o.probes) ? 0 : 1;
+  if (o.quality) {
+    bool all = true;
+    for (const std::uint64_t n : o.items)
+      all = key_quality(n, o.probes,
+                        [&](const std::string& name) {
+                          return !o.kinds_given || std::find(o.kinds.begin(), o.kinds.end(), name) != o.kinds.end();
+                        }) &&
+            all;
+    return all ? 0 : 1;
+  }
 
   std::vector<config_result> configs;
   std::uint64_t checksum = 0;

@@ -33,7 +33,10 @@ TEST(ScalableFilter, CompoundRateStaysBelowTheTarget) {
   ASSERT_GE(f.layers().size(), 6u);
   const std::uint64_t probes = 2'000'000;
   const double measured = static_cast<double>(f.count_contained(blume_test::absent_key_view(probes))) / probes;
-  EXPECT_LE(measured, 0.01);
+  // The model's compound rate is at most the target; the measured one is a sample of it, so it may exceed the
+  // target by sampling noise only (99.9%: 3.29 binomial standard deviations).
+  EXPECT_LE(f.predicted_fpr(), 0.01);
+  EXPECT_LE(measured, 0.01 + 3.29 * std::sqrt(0.01 * 0.99 / probes));
   EXPECT_NEAR(measured, f.predicted_fpr(), blume_test::fpr_tolerance(f.predicted_fpr(), probes, 0.05));
 }
 
@@ -297,7 +300,7 @@ TEST(ScalableFilter, AFileOfManyLayersOpensInLinearTime) {
              blume::scalable_max_layers,          0};
   blume::file_header h;
   h.kind = blume::scalable_bloom_filter<>::kind;
-  h.hash = chain::hasher_type::id;
+  h.hash = chain::hasher_type().id();
   h.seed = chain::hasher_type::default_seed;
   h.primary = p.primary;
   h.secondary = p.secondary;
