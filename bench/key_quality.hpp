@@ -24,7 +24,7 @@ struct key_pattern {
   bool negative;   // ... or −(i + 1)
   bool random;     // ... or splitmix64(i)
   std::uint64_t key(std::uint64_t i) const noexcept {
-    if (random) return blume::detail::splitmix64(i);
+    if (random) return splitmix64(i);
     if (negative) return ~i;  // −(i + 1) in two's complement
     return i << shift;
   }

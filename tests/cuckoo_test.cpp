@@ -641,7 +641,7 @@ TEST(CuckooFormat, AFileOfManySubFiltersOpensInLinearTime) {
   const std::uint64_t count = blume::cuckoo_max_filters;
   blume::file_header h;
   h.kind = blume::cuckoo_filter<>::kind;
-  h.hash = cuckoo::hasher_type().id();
+  h.hash = cuckoo::hasher_type::id;
   h.seed = cuckoo::hasher_type::default_seed;
   h.primary = g.buckets;
   h.secondary = g.fingerprint_bits;

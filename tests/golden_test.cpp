@@ -92,34 +92,34 @@ void expect_golden(blume::filter_kind kind, const golden& expected) {
 TEST(Golden, EveryKindWritesTheseBytes) {
   // By name, so that a kind added to the list without its golden bytes fails here.
   const std::map<std::string, golden, std::less<>> pinned = {
-      {"bloom", {1200u, 0xb6ffa2c9a939e067ull, 0xf0d0ad8beceb3a83ull}},
-      {"partitioned", {1200u, 0x6a5fdf247d0d591cull, 0x92e9195929244d2eull}},
-      {"blocked", {1280u, 0x8ed1067e97939bb4ull, 0x71414fd4211c54d0ull}},
-      {"split-block", {1344u, 0x93e76093483f5a64ull, 0x3c4a02e1ddf7127eull}},
-      {"counting", {4800u, 0x81e631d037b71e64ull, 0x110d069a0d5e39c3ull}},
-      {"cuckoo", {1600u, 0x2fb5202c8ac44dcaull, 0x4abf99ec89e4300eull}},
-      {"quotient", {1392u, 0xdb8a717b547ccfbaull, 0x35bf19795e577585ull}},
+      {"bloom", {1200u, 0xb6ffa2c9a939e067ull, 0x7b3e942b90346c7bull}},
+      {"partitioned", {1200u, 0x6a5fdf247d0d591cull, 0x491d75c828146afaull}},
+      {"blocked", {1280u, 0x8ed1067e97939bb4ull, 0x081988a1668c2b96ull}},
+      {"split-block", {1344u, 0x93e76093483f5a64ull, 0x38631021719822a1ull}},
+      {"counting", {4800u, 0x81e631d037b71e64ull, 0x9e4ed5f3366d26caull}},
+      {"cuckoo", {1600u, 0x2fb5202c8ac44dcaull, 0xb5085439d5697acaull}},
+      {"quotient", {1392u, 0xdb8a717b547ccfbaull, 0x2495cfd1976eecb1ull}},
       // Format 2 with the layer table (flag 2) and the aging buffers' geometry in the header: files that lack
       // them (tests/fixtures/v1, and version 2 before them) still read, through the policy's geometry.
-      {"scalable", {1424u, 0x1e616cabb5c6bb6full, 0xd0e0ac0a139d81abull}},
-      {"stable", {2400u, 0x488a0ecc697cfcfeull, 0x221b06975506473full}},
-      {"aging", {1568u, 0xfd1f3a07635611b6ull, 0x4d7e836cdc9101edull}},
-      {"xor8", {1263u, 0xdc3fc240ba68d0d7ull, 0x0db34d594ebf48a7ull}},
-      {"xor16", {2526u, 0x7f222eec0adf5b58ull, 0x3e32b8540085690dull}},
-      {"fuse8", {1408u, 0x55aea2bba1891ff4ull, 0x9430a2d6cec5bc20ull}},
-      {"fuse16", {2816u, 0xb96b66903fcda262ull, 0xbff848816ad59dfbull}},
-      {"gcs", {1088u, 0xfb4b02173417e9d9ull, 0x00c4fd7628a4a611ull}},
-      {"bloomier", {2824u, 0x88e5656363163d71ull, 0x0a73fdc92d20058full}},
-      {"cascade", {1568u, 0xbdeff6ce189a5e5full, 0xac6acb4cf4a84622ull}},
-      {"spatial", {11152u, 0xe3ef25bdf543f59dull, 0xaee8da85e3ed06f1ull}},
-      {"layered", {5120u, 0xddb4ea9e94f6519aull, 0xe025d8c75d3bb962ull}},
+      {"scalable", {1424u, 0x1e616cabb5c6bb6full, 0x51aabc2118cba095ull}},
+      {"stable", {2400u, 0x488a0ecc697cfcfeull, 0xb01abed41583f7baull}},
+      {"aging", {1568u, 0xfd1f3a07635611b6ull, 0x83276af42bc31afcull}},
+      {"xor8", {1263u, 0xdc3fc240ba68d0d7ull, 0x3ffe768d743f2926ull}},
+      {"xor16", {2526u, 0x7f222eec0adf5b58ull, 0xed3f4117e28317b1ull}},
+      {"fuse8", {1408u, 0x55aea2bba1891ff4ull, 0x733465a7575e23bcull}},
+      {"fuse16", {2816u, 0xb96b66903fcda262ull, 0x3ab79da0ad424909ull}},
+      {"gcs", {1088u, 0xfb4b02173417e9d9ull, 0xdbc6ac19b4ae3963ull}},
+      {"bloomier", {2824u, 0x88e5656363163d71ull, 0x33facbb3dad008fbull}},
+      {"cascade", {1568u, 0xbdeff6ce189a5e5full, 0x7c203f0ac596239eull}},
+      {"spatial", {11152u, 0xe3ef25bdf543f59dull, 0x359e2a9bfe7d9f23ull}},
+      {"layered", {5120u, 0xddb4ea9e94f6519aull, 0xa2aa91c99002ec2cull}},
       // Level 0 from the keys, level 1 from a neighbour's (see golden_filter).
-      {"attenuated", {5120u, 0xda3d7b1af2910fe0ull, 0x64dc4198e6165f3dull}},
-      {"compact", {38344u, 0x1a822c206114fac7ull, 0x186ac673dea0019eull}},
-      {"vi-counting", {2064u, 0x013fd78b5deda668ull, 0x3bc405cc3d693260ull}},
+      {"attenuated", {5120u, 0xda3d7b1af2910fe0ull, 0x233b48967e1325e2ull}},
+      {"compact", {38344u, 0x1a822c206114fac7ull, 0x9ad9ddfe1545a340ull}},
+      {"vi-counting", {2064u, 0x013fd78b5deda668ull, 0x594c021d81401b13ull}},
       // Planned as a membership table (1000 keys at 1%: k = 7); a difference table and a sketch below.
-      {"iblt", {153552u, 0x777857c98d7d08e2ull, 0x17bd713a7f6dc3d9ull}},
-      {"dleft", {2696u, 0x1677c453d07c622full, 0x995ec40d9948e6caull}},
+      {"iblt", {153552u, 0x777857c98d7d08e2ull, 0x04da444d28939336ull}},
+      {"dleft", {2696u, 0x1677c453d07c622full, 0x86c442a97bf77865ull}},
   };
   EXPECT_EQ(pinned.size(), blume::kind_count) << "a pinned kind is no longer in the list";
   blume::for_each_kind([&](auto type) {
@@ -156,15 +156,8 @@ TEST(Golden, OneKeySetsThesePositions) {
   blocked.insert(std::string_view("anna@example.com"));
   EXPECT_EQ(set_positions(blocked), (std::vector<std::uint64_t>{8308, 8353, 8456, 8619, 8653}));
   blume::counting_bloom_filter<> counting(1000, 0.01);
-  counting.insert(std::uint64_t{42});  // an integer key, through mx128 (hash id 4); each counter's lowest bit is set
-  EXPECT_EQ(set_positions(counting), (std::vector<std::uint64_t>{8924, 14448, 16992, 22220, 26076, 31660, 35084}));
-  // The same key under hash id 1 (files written before id 4): its 8 little-endian bytes through XXH3-128.
-  auto before =
-      blume::counting_bloom_filter<>::from_parts(counting.layout(),
-                                                 blume::xxh3_hasher(counting.seed(), blume::hash_id::xxh3_128),
-                                                 blume::byte_storage::allocate(counting.layout().storage_bytes()), 0);
-  before.insert(std::uint64_t{42});
-  EXPECT_EQ(set_positions(before), (std::vector<std::uint64_t>{2600, 3488, 9564, 14096, 25740, 31320, 37644}));
+  counting.insert(std::uint64_t{42});  // an integer key, hashed by value; each counter's lowest bit is set
+  EXPECT_EQ(set_positions(counting), (std::vector<std::uint64_t>{2600, 3488, 9564, 14096, 25740, 31320, 37644}));
   // Three inserts of one key: its blocked positions in layers 1, 2 and 3 (10,240 bits each), none in layer 4.
   blume::layered_bloom_filter<> layered(1000, 0.01);
   for (int i = 0; i < 3; ++i) layered.insert(std::string_view("anna@example.com"));
@@ -195,8 +188,8 @@ TEST(Golden, SketchAndDifferenceTablesWriteTheseBytes) {
                   static_cast<unsigned long long>(now.payload_size), static_cast<unsigned long long>(now.payload_xxh64),
                   static_cast<unsigned long long>(now.header_xxh64));
   };
-  pin(sketch.table(), {40960u, 0xd6b880939ca7669bull, 0x43f4c4147433992cull}, "sketch");
-  pin(table, {1344u, 0x89731f9bbe452a2full, 0xcdb99a3b243be70aull}, "difference table");
+  pin(sketch.table(), {40960u, 0xd6b880939ca7669bull, 0xfcac8490e8f2ab13ull}, "sketch");
+  pin(table, {1344u, 0x89731f9bbe452a2full, 0x281c8401535acb03ull}, "difference table");
 }
 
 // docs/format.md's worked example ("Probing", classic kind), bit for bit: m = 1000, k = 4, a chosen digest.

@@ -300,7 +300,7 @@ TEST(ScalableFilter, AFileOfManyLayersOpensInLinearTime) {
              blume::scalable_max_layers,          0};
   blume::file_header h;
   h.kind = blume::scalable_bloom_filter<>::kind;
-  h.hash = chain::hasher_type().id();
+  h.hash = chain::hasher_type::id;
   h.seed = chain::hasher_type::default_seed;
   h.primary = p.primary;
   h.secondary = p.secondary;

@@ -51,7 +51,8 @@ int run_info(const std::string& file, bool json) {
     add("planned capacity", "not recorded (a version-1 file, or saved without it)", "null");
     add("target FPR", "not recorded", "null");
   }
-  add("hash", std::string(hash_name(h.hash)), json_string(hash_name(h.hash)));
+  add("hash", h.hash == hash_id::xxh3_128 ? "xxh3-128" : "murmur64a",
+      json_string(h.hash == hash_id::xxh3_128 ? "xxh3-128" : "murmur64a"));
   integer("seed", h.seed);
   integer("bits", h.primary);
   integer("hashes", h.secondary);

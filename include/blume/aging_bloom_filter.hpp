@@ -182,7 +182,7 @@ class aging_bloom_filter : public detail::key_interface<aging_bloom_filter<Buffe
     check_parameters(p);
     return 32 + 2 * Buffer::payload_size(buffer_parameters(p));
   }
-  static aging_bloom_filter from_payload(const filter_parameters& p, const hasher_type& hasher, std::uint64_t,
+  static aging_bloom_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t,
                                          byte_storage payload) {
     const filter_parameters bp = buffer_parameters(p);
     const std::uint64_t size = Buffer::payload_size(bp);
@@ -196,7 +196,7 @@ class aging_bloom_filter : public detail::key_interface<aging_bloom_filter<Buffe
     auto buffer_at = [&](int b) {
       byte_storage part = byte_storage::allocate(size);
       if (size != 0) std::memcpy(part.data(), payload.data() + 32 + b * size, size);
-      return Buffer::from_payload(bp, hasher, meta[b], std::move(part));
+      return Buffer::from_payload(bp, seed, meta[b], std::move(part));
     };
     aging_bloom_filter f(p, buffer_at(0), buffer_at(1));
     f.active_ = static_cast<int>(p.secondary);

@@ -204,9 +204,6 @@ class attenuated_bloom_filter : public detail::key_interface<attenuated_bloom_fi
     if (bits() != other.bits()) fail("bits per level", bits(), other.bits());
     if (hashes() != other.hashes()) fail("hash counts", hashes(), other.hashes());
     if (seed() != other.seed()) fail("seeds", seed(), other.seed());
-    if (hasher().id() != other.hasher().id())
-      fail("hash functions", static_cast<std::uint64_t>(hasher().id()),
-           static_cast<std::uint64_t>(other.hasher().id()));
   }
 
   // ---- the error model -------------------------------------------------------------------------------
@@ -265,7 +262,7 @@ class attenuated_bloom_filter : public detail::key_interface<attenuated_bloom_fi
   }
 
   friend bool operator==(const attenuated_bloom_filter& a, const attenuated_bloom_filter& b) noexcept {
-    return a.hasher() == b.hasher() && a.levels_ == b.levels_;
+    return a.seed() == b.seed() && a.levels_ == b.levels_;
   }
 
   // ---- serialization hooks (format.hpp) --------------------------------------------------------------
@@ -301,8 +298,8 @@ class attenuated_bloom_filter : public detail::key_interface<attenuated_bloom_fi
   }
   /// Copies each level out of `payload` (sized by payload_size before this is called); format_error for a
   /// level with bits set past its end.
-  static attenuated_bloom_filter from_payload(const filter_parameters& p, const hasher_type& hasher,
-                                              std::uint64_t inserted, byte_storage payload) {
+  static attenuated_bloom_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
+                                              byte_storage payload) {
     const std::uint64_t size = payload_size(p);
     if (payload.size() != size)
       throw format_error("attenuated filter: a payload of " + std::to_string(payload.size()) +
@@ -313,12 +310,12 @@ class attenuated_bloom_filter : public detail::key_interface<attenuated_bloom_fi
     lp.primary = p.primary;
     lp.secondary = p.secondary;
     lp.layout = Layout::block_bits;
-    attenuated_bloom_filter f{hasher};
+    attenuated_bloom_filter f{Hasher(seed)};
     f.levels_.reserve(depth);
     for (std::uint32_t i = 0; i < depth; ++i) {
       byte_storage part = byte_storage::allocate(level_bytes);
       if (level_bytes != 0) std::memcpy(part.data(), payload.data() + i * level_bytes, level_bytes);
-      f.levels_.push_back(level_type::from_payload(lp, hasher, i == 0 ? inserted : 0, std::move(part)));
+      f.levels_.push_back(level_type::from_payload(lp, seed, i == 0 ? inserted : 0, std::move(part)));
     }
     return f;
   }
@@ -340,7 +337,7 @@ class attenuated_bloom_filter : public detail::key_interface<attenuated_bloom_fi
   void allocate(const Layout& layout, std::uint32_t depth) {
     levels_.reserve(depth);
     for (std::uint32_t i = 0; i < depth; ++i)
-      levels_.push_back(level_type::from_parts(layout, hasher_, byte_storage::allocate(layout.storage_bytes()), 0));
+      levels_.push_back(level_type::with_geometry(layout.bits(), layout.hashes(), hasher_.seed()));
   }
 
   /// to |= from, bit by bit; the level's own insert count is left as it is.

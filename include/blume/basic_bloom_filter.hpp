@@ -144,7 +144,7 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
   }
   /// Adopts `payload` (zero-copy when it is a file mapping) after checking that no bit past the used
   /// ones is set: a filter never sets them, so set ones mean a forged or damaged file.
-  static basic_bloom_filter from_payload(const filter_parameters& p, const hasher_type& hasher, std::uint64_t inserted,
+  static basic_bloom_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
                                          byte_storage payload) {
     const Layout layout(p.primary, p.secondary);
     std::uint64_t used = layout.bits();
@@ -156,7 +156,7 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
     // A layout whose words have an invariant of their own checks it (vi-counting's counters).
     if constexpr (requires(const word_type* w) { layout.check_words(w); })
       layout.check_words(reinterpret_cast<const word_type*>(payload.data()));
-    return from_parts(layout, hasher, std::move(payload), inserted);
+    return from_parts(layout, Hasher(seed), std::move(payload), inserted);
   }
 
   // ---- single keys -----------------------------------------------------------------------------------
@@ -260,9 +260,6 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
     if (bits() != other.bits()) fail("bit counts", bits(), other.bits());
     if (hashes() != other.hashes()) fail("hash counts", hashes(), other.hashes());
     if (seed() != other.seed()) fail("seeds", seed(), other.seed());
-    if (hasher().id() != other.hasher().id())
-      fail("hash functions", static_cast<std::uint64_t>(hasher().id()),
-           static_cast<std::uint64_t>(other.hasher().id()));
   }
 
   // ---- estimates -------------------------------------------------------------------------------------
@@ -334,7 +331,7 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
   bool is_mapped() const noexcept { return storage_.file_backed(); }
 
   friend bool operator==(const basic_bloom_filter& a, const basic_bloom_filter& b) noexcept {
-    if (a.bits() != b.bits() || a.hashes() != b.hashes() || a.hasher() != b.hasher()) return false;
+    if (a.bits() != b.bits() || a.hashes() != b.hashes() || a.seed() != b.seed()) return false;
     return std::ranges::equal(a.word_span(), b.word_span());
   }
 

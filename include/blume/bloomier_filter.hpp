@@ -176,7 +176,7 @@ class bloomier_filter : public detail::key_interface<bloomier_filter<Hasher>> {
   double estimated_count() const noexcept { return static_cast<double>(keys_); }
 
   friend bool operator==(const bloomier_filter& a, const bloomier_filter& b) noexcept {
-    return a.keys_ == b.keys_ && a.construction_seed_ == b.construction_seed_ && a.hasher() == b.hasher() &&
+    return a.keys_ == b.keys_ && a.construction_seed_ == b.construction_seed_ && a.seed() == b.seed() &&
            a.value_bits_ == b.value_bits_ && a.check_bits_ == b.check_bits_ && a.storage_.size() == b.storage_.size() &&
            std::memcmp(a.storage_.data(), b.storage_.data(), a.storage_.size()) == 0;
   }
@@ -201,7 +201,7 @@ class bloomier_filter : public detail::key_interface<bloomier_filter<Hasher>> {
   static std::uint64_t payload_size(const filter_parameters& p) {
     return (geometry_of(p).slots * (p.secondary + p.layout) + 7) / 8 + 8;
   }
-  static bloomier_filter from_payload(const filter_parameters& p, const hasher_type& hasher, std::uint64_t inserted,
+  static bloomier_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
                                       byte_storage payload) {
     fuse_geometry g;
     try {
@@ -215,7 +215,7 @@ class bloomier_filter : public detail::key_interface<bloomier_filter<Hasher>> {
     for (std::uint64_t bit = used; bit < payload.size() * 8; ++bit)
       if ((static_cast<unsigned>(payload.data()[bit / 8]) >> (bit % 8)) & 1u)
         throw format_error("padding bits past bit " + std::to_string(used) + " are set");
-    return bloomier_filter(g, p.extra[0], hasher, p.layout, p.secondary, inserted, std::move(payload));
+    return bloomier_filter(g, p.extra[0], Hasher(seed), p.layout, p.secondary, inserted, std::move(payload));
   }
   double bits_per_key() const noexcept {
     return keys_ == 0 ? 0.0 : static_cast<double>(geometry_.slots * width()) / static_cast<double>(keys_);

@@ -91,7 +91,7 @@ class cascade_filter : public detail::key_interface<cascade_filter> {
       out = std::move(in);
       in = std::move(admitted);
     }
-    c.hasher_ = h;
+    c.seed_ = seed;
     c.index_levels();
     return c;
   }
@@ -113,8 +113,8 @@ class cascade_filter : public detail::key_interface<cascade_filter> {
     for (const auto& l : levels_) n += l.size_in_bytes();
     return n;
   }
-  std::uint64_t seed() const noexcept { return hasher_.seed(); }
-  const xxh3_hasher& hasher() const noexcept { return hasher_; }
+  std::uint64_t seed() const noexcept { return seed_; }
+  xxh3_hasher hasher() const noexcept { return xxh3_hasher(seed_); }
   std::uint64_t inserted() const noexcept { return included_; }
   double estimated_count() const noexcept { return static_cast<double>(included_); }
   /// Exact on R ∪ S; outside it a key passes every level with about the first level's rate times ½ per
@@ -122,7 +122,7 @@ class cascade_filter : public detail::key_interface<cascade_filter> {
   double predicted_fpr() const noexcept { return 0.0; }
 
   friend bool operator==(const cascade_filter& a, const cascade_filter& b) noexcept {
-    return a.included_ == b.included_ && a.excluded_ == b.excluded_ && a.hasher_ == b.hasher_ && a.levels_ == b.levels_;
+    return a.included_ == b.included_ && a.excluded_ == b.excluded_ && a.seed_ == b.seed_ && a.levels_ == b.levels_;
   }
 
   // ---- serialization hooks (format.hpp) --------------------------------------------------------------
@@ -155,7 +155,7 @@ class cascade_filter : public detail::key_interface<cascade_filter> {
     if ((p.secondary == 0) != (p.primary == 0)) throw invalid_argument("storage bits do not match the level count");
     return 24 * static_cast<std::uint64_t>(p.secondary) + p.primary / 8;
   }
-  static cascade_filter from_payload(const filter_parameters& p, const hasher_type& hasher, std::uint64_t inserted,
+  static cascade_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
                                      byte_storage payload) {
     const std::size_t count = p.secondary;
     std::vector<std::uint64_t> table(3 * count);
@@ -175,7 +175,7 @@ class cascade_filter : public detail::key_interface<cascade_filter> {
     cascade_filter c;
     c.included_ = inserted;
     c.excluded_ = p.extra[0];
-    c.hasher_ = hasher;
+    c.seed_ = seed;
     const std::byte* at = payload.data() + table.size() * 8;
     for (std::size_t i = 0; i < count; ++i) {
       filter_parameters lp;
@@ -185,8 +185,7 @@ class cascade_filter : public detail::key_interface<cascade_filter> {
       byte_storage part = byte_storage::allocate(size);
       std::memcpy(part.data(), at, size);
       at += size;
-      c.levels_.push_back(bloom_filter<>::from_payload(lp, xxh3_hasher(hasher.seed() + i + 1, hasher.id()),
-                                                       table[3 * i + 2], std::move(part)));
+      c.levels_.push_back(bloom_filter<>::from_payload(lp, seed + i + 1, table[3 * i + 2], std::move(part)));
     }
     c.table_ = std::move(table);
     return c;
@@ -214,8 +213,7 @@ class cascade_filter : public detail::key_interface<cascade_filter> {
 
   std::vector<bloom_filter<>> levels_;
   std::vector<std::uint64_t> table_;  // per level: bits, hashes, keys inserted
-  std::uint64_t included_ = 0, excluded_ = 0;
-  xxh3_hasher hasher_;
+  std::uint64_t included_ = 0, excluded_ = 0, seed_ = 0;
 };
 
 /// The expected shape of cascade_filter::build for `included` and `excluded` distinct keys.

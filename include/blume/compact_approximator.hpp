@@ -38,7 +38,6 @@ class compact_approximator : public detail::lattice_filter<compact_approximator<
   using typename base::cells_type;
 
  public:
-  using typename base::hasher_type;
   // find(key): the upper bound, or nothing when it is bottom (no key of a value above bottom reached every
   // cell); contains(key): whether it is above bottom; find_many, contains_many, count_contained pipelined.
   using base::contains;
@@ -151,7 +150,7 @@ class compact_approximator : public detail::lattice_filter<compact_approximator<
   std::size_t size_in_bytes() const noexcept { return cells_.storage_bytes() + sizeof(*this); }
 
   friend bool operator==(const compact_approximator& a, const compact_approximator& b) noexcept {
-    return a.hasher() == b.hasher() && a.inserted_ == b.inserted_ && a.cells_ == b.cells_;
+    return a.seed() == b.seed() && a.inserted_ == b.inserted_ && a.cells_ == b.cells_;
   }
 
   // ---- serialization hooks (format.hpp) --------------------------------------------------------------
@@ -171,15 +170,15 @@ class compact_approximator : public detail::lattice_filter<compact_approximator<
     check_parameters(p);
     return cells_type::bytes_for(p.primary);
   }
-  static compact_approximator from_payload(const filter_parameters& p, const hasher_type& hasher,
-                                           std::uint64_t inserted, byte_storage payload) {
+  static compact_approximator from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
+                                           byte_storage payload) {
     try {
       check_parameters(p);
     } catch (const invalid_argument& e) {
       throw format_error(std::string("invalid parameters: ") + e.what());
     }
     cells_type::check_payload(p.primary, {payload.data(), payload.size()});
-    return compact_approximator(hasher, cells_type(p.primary, p.secondary, std::move(payload)), inserted);
+    return compact_approximator(Hasher(seed), cells_type(p.primary, p.secondary, std::move(payload)), inserted);
   }
 
  private:

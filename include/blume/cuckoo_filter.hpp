@@ -126,7 +126,7 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   /// last slot of each table is zero, and the non-empty slots number exactly `inserted` (the header's
   /// count of stored fingerprints). Any f-bit value in a slot is a possible fingerprint, so beyond that a
   /// damaged table is indistinguishable from a valid one; the payload checksum guards against that.
-  static cuckoo_filter from_payload(const filter_parameters& p, const hasher_type& hasher, std::uint64_t inserted,
+  static cuckoo_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
                                     byte_storage payload) {
     std::uint64_t expected = 0;
     cuckoo_geometry g;
@@ -140,7 +140,7 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
     if (payload.size() != expected)
       throw format_error("payload holds " + std::to_string(payload.size()) + " bytes but the parameters need " +
                          std::to_string(expected));
-    cuckoo_filter f(g, hasher, std::move(payload), count);
+    cuckoo_filter f(g, Hasher(seed), std::move(payload), count);
     std::uint64_t stored = 0;
     for (std::size_t i = 0; i < f.tables_.size(); ++i) {
       table& t = f.tables_[i];
@@ -374,9 +374,6 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
     if (a.fingerprint_bits != c.fingerprint_bits) fail("fingerprint bits", a.fingerprint_bits, c.fingerprint_bits);
     if (a.expansion != c.expansion) fail("expansions", a.expansion, c.expansion);
     if (seed() != other.seed()) fail("seeds", seed(), other.seed());
-    if (hasher().id() != other.hasher().id())
-      fail("hash functions", static_cast<std::uint64_t>(hasher().id()),
-           static_cast<std::uint64_t>(other.hasher().id()));
   }
 
   // ---- estimates -------------------------------------------------------------------------------------
@@ -488,7 +485,7 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   }
 
   friend bool operator==(const cuckoo_filter& a, const cuckoo_filter& c) noexcept {
-    if (a.geometry_ != c.geometry_ || a.hasher() != c.hasher() || a.tables_.size() != c.tables_.size()) return false;
+    if (a.geometry_ != c.geometry_ || a.seed() != c.seed() || a.tables_.size() != c.tables_.size()) return false;
     for (std::size_t i = 0; i < a.tables_.size(); ++i)
       if (std::memcmp(a.data(a.tables_[i]), c.data(c.tables_[i]), a.tables_[i].bytes) != 0) return false;
     return true;

@@ -149,8 +149,8 @@ class dleft_counting_filter : public detail::key_interface<dleft_counting_filter
   /// Adopts `payload` (zero-copy when it is a file mapping) after checking every bucket: occupied cells
   /// first (a lookup stops at the first empty cell), no counter of zero under a remainder, zero padding
   /// and slack, and exactly `inserted` occupied cells.
-  static dleft_counting_filter from_payload(const filter_parameters& p, const hasher_type& hasher,
-                                            std::uint64_t inserted, byte_storage payload) {
+  static dleft_counting_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
+                                            byte_storage payload) {
     dleft_geometry g;
     try {
       g = geometry_of(p);
@@ -160,7 +160,7 @@ class dleft_counting_filter : public detail::key_interface<dleft_counting_filter
     if (payload.size() != g.table_bytes())
       throw format_error("payload holds " + std::to_string(payload.size()) + " bytes but the parameters need " +
                          std::to_string(g.table_bytes()));
-    dleft_counting_filter f(g, hasher, std::move(payload));
+    dleft_counting_filter f(g, Hasher(seed), std::move(payload));
     const std::uint64_t stored = f.validate_table();
     if (stored != inserted)
       throw format_error("the header counts " + std::to_string(inserted) + " stored fingerprints but the table holds " +
@@ -323,8 +323,6 @@ class dleft_counting_filter : public detail::key_interface<dleft_counting_filter
     if (a.counter_bits != b.counter_bits) fail("counter widths", a.counter_bits, b.counter_bits);
     if (a.fingerprints() != b.fingerprints()) fail("fingerprint ranges", a.fingerprints(), b.fingerprints());
     if (seed() != other.seed()) fail("seeds", static_cast<double>(seed()), static_cast<double>(other.seed()));
-    if (hasher().id() != other.hasher().id())
-      fail("hash functions", static_cast<double>(hasher().id()), static_cast<double>(other.hasher().id()));
   }
 
   // ---- estimates and geometry ------------------------------------------------------------------------
@@ -368,8 +366,8 @@ class dleft_counting_filter : public detail::key_interface<dleft_counting_filter
 
   friend bool operator==(const dleft_counting_filter& a, const dleft_counting_filter& b) noexcept {
     if (a.g_.subtables != b.g_.subtables || a.g_.buckets != b.g_.buckets || a.g_.cells != b.g_.cells ||
-        a.g_.remainder_bits != b.g_.remainder_bits || a.g_.counter_bits != b.g_.counter_bits ||
-        a.hasher() != b.hasher() || a.entries_ != b.entries_)
+        a.g_.remainder_bits != b.g_.remainder_bits || a.g_.counter_bits != b.g_.counter_bits || a.seed() != b.seed() ||
+        a.entries_ != b.entries_)
       return false;
     return std::equal(a.storage_.data(), a.storage_.data() + a.storage_.size(), b.storage_.data());
   }

@@ -173,7 +173,7 @@ inline file_header decode_header(std::span<const std::byte> bytes) {
   if (!known_kind(kind)) throw format_error("unknown filter kind " + std::to_string(kind));
   h.kind = static_cast<filter_kind>(kind);
   const auto hash = read_le<std::uint16_t>(p + off_hash);
-  if (hash < static_cast<std::uint16_t>(hash_id::xxh3_128) || hash > static_cast<std::uint16_t>(hash_id::xxh3_mx128))
+  if (hash < static_cast<std::uint16_t>(hash_id::xxh3_128) || hash > static_cast<std::uint16_t>(hash_id::murmur64a))
     throw format_error("unknown hash function id " + std::to_string(hash));
   h.hash = static_cast<hash_id>(hash);
   h.layout = read_le<std::uint32_t>(p + off_block_bits);
@@ -236,9 +236,9 @@ void check_header_for(const file_header& h) {
   if (h.kind != F::kind)
     throw format_error("file holds a '" + std::string(kind_name(h.kind)) + "' filter, not a '" + std::string(F::name) +
                        "' filter");
-  if (!hasher_reads<typename F::hasher_type>(h.hash))
+  if (h.hash != F::hasher_type::id)
     throw format_error("file uses hash function id " + std::to_string(static_cast<int>(h.hash)) +
-                       ", which this filter type does not compute");
+                       ", this filter type uses id " + std::to_string(static_cast<int>(F::hasher_type::id)));
   if constexpr (sized_by_header<F>) check_payload_size_for<F>(h, {});
 }
 
@@ -265,8 +265,7 @@ inline void check_checksum(const std::byte* payload, const file_header& h) {
 
 template <class F>
 F assemble(const file_header& h, byte_storage payload) {
-  return F::from_payload(parameters_of(h), hasher_for<typename F::hasher_type>(h.seed, h.hash), h.inserted,
-                         std::move(payload));
+  return F::from_payload(parameters_of(h), h.seed, h.inserted, std::move(payload));
 }
 
 /// The header of a filter and the spans of its payload, in order.
@@ -280,7 +279,7 @@ file_header header_of(const F& f, std::vector<std::span<const std::byte>>& segme
   file_header h;
   h.design = design;
   h.kind = F::kind;
-  h.hash = f.hasher().id();
+  h.hash = F::hasher_type::id;
   h.layout = p.layout;
   h.seed = f.seed();
   h.primary = p.primary;

@@ -122,11 +122,11 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
   /// Adopts a payload after checking that every offset lies inside the stream and that they never go
   /// back, so no lookup can read outside it; other damage only gives wrong answers, which the payload
   /// checksum catches.
-  static golomb_coded_set from_payload(const filter_parameters& p, const hasher_type& hasher, std::uint64_t inserted,
+  static golomb_coded_set from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
                                        byte_storage payload) {
     golomb_coded_set s = [&] {
       try {
-        return shape_of(p, hasher);
+        return shape_of(p, seed);
       } catch (const invalid_argument& e) {
         throw format_error(std::string("invalid parameters: ") + e.what());
       }
@@ -252,7 +252,7 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
 
   friend bool operator==(const golomb_coded_set& a, const golomb_coded_set& b) noexcept {
     return a.items_ == b.items_ && a.fpr_bits_ == b.fpr_bits_ && a.bucket_keys_ == b.bucket_keys_ &&
-           a.hasher() == b.hasher() && a.bits_ == b.bits_ && a.offsets_ == b.offsets_ && a.bases_ == b.bases_;
+           a.seed() == b.seed() && a.bits_ == b.bits_ && a.offsets_ == b.offsets_ && a.bases_ == b.bases_;
   }
 
  private:
@@ -264,14 +264,14 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
                              std::to_string(bucket_keys));
   }
   /// The set a header describes, without its stream (which is checked against it afterwards).
-  static golomb_coded_set shape_of(const filter_parameters& p, const Hasher& hasher = Hasher()) {
+  static golomb_coded_set shape_of(const filter_parameters& p, std::uint64_t seed = Hasher::default_seed) {
     check(p.secondary, p.layout);
     for (std::size_t i = 2; i < p.extra.size(); ++i)
       if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
     if (p.primary % 64 != 0 || p.primary > max_filter_bits)
       throw invalid_argument("stream bits must be whole words within 2^40");
     if (p.extra[1] > p.extra[0]) throw invalid_argument("more values stored than keys given");
-    golomb_coded_set s(hasher, p.secondary, p.extra[0], p.layout);
+    golomb_coded_set s(Hasher(seed), p.secondary, p.extra[0], p.layout);
     if (s.buckets_ > max_filter_bits / 32) throw invalid_argument("too many buckets");
     return s;
   }

@@ -147,9 +147,7 @@ class invertible_bloom_filter : public detail::key_interface<invertible_bloom_fi
                                    math::iblt_difference_hashes(differences), 1, seed);
   }
   /// An empty table of the same geometry and seed: what the other side fills to subtract.
-  invertible_bloom_filter empty_like() const {
-    return invertible_bloom_filter(cells_, hashes_, strata_, hasher_, byte_storage::allocate(cells_ * cell_bytes));
-  }
+  invertible_bloom_filter empty_like() const { return invertible_bloom_filter(cells_, hashes_, strata_, seed()); }
 
   // ---- keys ------------------------------------------------------------------------------------------
 
@@ -237,7 +235,7 @@ class invertible_bloom_filter : public detail::key_interface<invertible_bloom_fi
   }
 
   friend bool operator==(const invertible_bloom_filter& a, const invertible_bloom_filter& b) noexcept {
-    return a.cells_ == b.cells_ && a.hashes_ == b.hashes_ && a.strata_ == b.strata_ && a.hasher() == b.hasher() &&
+    return a.cells_ == b.cells_ && a.hashes_ == b.hashes_ && a.strata_ == b.strata_ && a.seed() == b.seed() &&
            a.inserted_ == b.inserted_ && a.erased_ == b.erased_ &&
            std::memcmp(a.storage_.data(), b.storage_.data(), a.storage_.size()) == 0;
   }
@@ -268,15 +266,15 @@ class invertible_bloom_filter : public detail::key_interface<invertible_bloom_fi
   /// Adopts the payload (zero-copy from a mapping) after checking what every table satisfies: each key
   /// adds to one cell of every subtable, so in every subtable the counts sum to inserted − erased (modulo
   /// 2^32) and the ids and checksums XOR to the same values as in the first.
-  static invertible_bloom_filter from_payload(const filter_parameters& p, const hasher_type& hasher,
-                                              std::uint64_t inserted, byte_storage payload) {
+  static invertible_bloom_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
+                                              byte_storage payload) {
     try {
       check_parameters(p);
     } catch (const invalid_argument& e) {
       throw format_error(std::string("invalid parameters: ") + e.what());
     }
     if (payload.size() != p.primary * cell_bytes) throw format_error("payload size does not match the parameters");
-    invertible_bloom_filter f(p.primary, p.secondary, static_cast<std::uint32_t>(p.extra[1]), hasher,
+    invertible_bloom_filter f(p.primary, p.secondary, static_cast<std::uint32_t>(p.extra[1]), Hasher(seed),
                               std::move(payload));
     f.inserted_ = inserted;
     f.erased_ = p.extra[0];
@@ -337,7 +335,7 @@ class invertible_bloom_filter : public detail::key_interface<invertible_bloom_fi
     checked_cells(p.primary, p.secondary, static_cast<std::uint32_t>(p.extra[1]));
   }
   void check_compatible(const invertible_bloom_filter& other, const char* what) const {
-    if (other.cells_ != cells_ || other.hashes_ != hashes_ || other.strata_ != strata_ || other.hasher() != hasher())
+    if (other.cells_ != cells_ || other.hashes_ != hashes_ || other.strata_ != strata_ || other.seed() != seed())
       throw incompatible_filters(std::string("cannot ") + what + " iblt tables that differ in cells (" +
                                  std::to_string(cells_) + ", " + std::to_string(other.cells_) + "), hashes (" +
                                  std::to_string(hashes_) + ", " + std::to_string(other.hashes_) + "), strata (" +

@@ -227,7 +227,7 @@ class layered_bloom_filter : public detail::key_interface<layered_bloom_filter<L
   bool is_mapped() const noexcept { return storage_.file_backed(); }
 
   friend bool operator==(const layered_bloom_filter& a, const layered_bloom_filter& b) noexcept {
-    if (a.layers_ != b.layers_ || a.bits() != b.bits() || a.hashes() != b.hashes() || a.hasher() != b.hasher())
+    if (a.layers_ != b.layers_ || a.bits() != b.bits() || a.hashes() != b.hashes() || a.seed() != b.seed())
       return false;
     return std::ranges::equal(std::span<const std::byte>(a.storage_.data(), a.storage_.size()),
                               std::span<const std::byte>(b.storage_.data(), b.storage_.size()));
@@ -257,8 +257,8 @@ class layered_bloom_filter : public detail::key_interface<layered_bloom_filter<L
   }
   /// Adopts `payload` (zero-copy when it is a file mapping) after checking what a filter never writes:
   /// padding bits past a layer's used ones, and a bit set in a layer where the layer above is clear.
-  static layered_bloom_filter from_payload(const filter_parameters& p, const hasher_type& hasher,
-                                           std::uint64_t inserted, byte_storage payload) {
+  static layered_bloom_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
+                                           byte_storage payload) {
     std::uint64_t size = 0;
     try {
       size = payload_size(p);
@@ -269,7 +269,7 @@ class layered_bloom_filter : public detail::key_interface<layered_bloom_filter<L
       throw format_error("layered filter: payload holds " + std::to_string(payload.size()) +
                          " bytes but the parameters need " + std::to_string(size));
     const auto [layout, layers] = described_by(p);
-    layered_bloom_filter f(layout, layers, hasher, std::move(payload));
+    layered_bloom_filter f(layout, layers, Hasher(seed), std::move(payload));
     f.inserted_ = inserted;
     f.check_layers();
     return f;

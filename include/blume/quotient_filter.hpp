@@ -146,7 +146,7 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
   }
   /// Adopts `payload` (zero-copy when it is a file mapping) after checking that the table is one this
   /// filter could have written (see validate_table); throws format_error saying what is wrong.
-  static quotient_filter from_payload(const filter_parameters& p, const hasher_type& hasher, std::uint64_t inserted,
+  static quotient_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
                                       byte_storage payload) {
     try {
       (void)payload_size(p);
@@ -156,7 +156,7 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
     if (payload.size() != storage_bytes(p.primary, p.secondary))
       throw format_error("payload holds " + std::to_string(payload.size()) + " bytes but the parameters need " +
                          std::to_string(storage_bytes(p.primary, p.secondary)));
-    quotient_filter f(p.primary, p.secondary, hasher, std::move(payload));
+    quotient_filter f(p.primary, p.secondary, Hasher(seed), std::move(payload));
     const std::uint64_t stored = f.validate_table();
     if (stored != inserted)
       throw format_error("the header announces " + std::to_string(inserted) + " fingerprints but the table holds " +
@@ -284,9 +284,6 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
     if (slots_ != other.slots_) fail("slot counts", slots_, other.slots_);
     if (r_ != other.r_) fail("remainder bits", r_, other.r_);
     if (seed() != other.seed()) fail("seeds", seed(), other.seed());
-    if (hasher().id() != other.hasher().id())
-      fail("hash functions", static_cast<std::uint64_t>(hasher().id()),
-           static_cast<std::uint64_t>(other.hasher().id()));
   }
 
   // ---- estimates and geometry ------------------------------------------------------------------------
@@ -341,7 +338,7 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
   }
 
   friend bool operator==(const quotient_filter& a, const quotient_filter& b) noexcept {
-    if (a.slots_ != b.slots_ || a.r_ != b.r_ || a.hasher() != b.hasher() || a.entries_ != b.entries_) return false;
+    if (a.slots_ != b.slots_ || a.r_ != b.r_ || a.seed() != b.seed() || a.entries_ != b.entries_) return false;
     return std::equal(a.storage_.data(), a.storage_.data() + a.storage_.size(), b.storage_.data());
   }
 

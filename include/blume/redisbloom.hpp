@@ -77,6 +77,7 @@ inline std::uint64_t murmur64a(const void* data, std::size_t len, std::uint64_t 
 /// MurmurHash64A(key, a). The seed RedisBloom uses is the default.
 class murmur64a_pair_hasher {
  public:
+  static constexpr hash_id id = hash_id::murmur64a_pair;
   static constexpr std::uint64_t default_seed = 0xc6a4a7935bd1e995ULL;
 
   explicit constexpr murmur64a_pair_hasher(std::uint64_t seed = default_seed) noexcept : seed_(seed) {}
@@ -85,8 +86,6 @@ class murmur64a_pair_hasher {
     return {a, murmur64a(data, len, a)};
   }
   std::uint64_t seed() const noexcept { return seed_; }
-  static constexpr hash_id id() noexcept { return hash_id::murmur64a_pair; }
-  friend bool operator==(const murmur64a_pair_hasher&, const murmur64a_pair_hasher&) = default;
 
  private:
   std::uint64_t seed_;
@@ -220,13 +219,12 @@ inline double redisbloom_chain_fpr(std::uint64_t capacity, double fpr, std::uint
 /// RedisBloom's cuckoo hash: digest.low = MurmurHash64A(key, seed 0); digest.high is unused (0).
 class murmur64a_hasher {
  public:
+  static constexpr hash_id id = hash_id::murmur64a;
   static constexpr std::uint64_t default_seed = 0;
 
   explicit constexpr murmur64a_hasher(std::uint64_t seed = default_seed) noexcept : seed_(seed) {}
   digest operator()(const void* data, std::size_t len) const noexcept { return {murmur64a(data, len, seed_), 0}; }
   std::uint64_t seed() const noexcept { return seed_; }
-  static constexpr hash_id id() noexcept { return hash_id::murmur64a; }
-  friend bool operator==(const murmur64a_hasher&, const murmur64a_hasher&) = default;
 
  private:
   std::uint64_t seed_;

@@ -228,9 +228,6 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
       fail("growth or tightening", detail::format_number(options_.growth),
            detail::format_number(other.options_.growth));
     if (seed() != other.seed()) fail("seeds", std::to_string(seed()), std::to_string(other.seed()));
-    if (hasher().id() != other.hasher().id())
-      fail("hash functions", std::to_string(static_cast<int>(hasher().id())),
-           std::to_string(static_cast<int>(other.hasher().id())));
     if (layers_.size() != other.layers_.size())
       fail("layer counts", std::to_string(layers_.size()), std::to_string(other.layers_.size()));
   }
@@ -275,7 +272,7 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
   friend bool operator==(const scalable_bloom_filter& a, const scalable_bloom_filter& b) noexcept {
     return a.capacity_ == b.capacity_ && a.fpr_ == b.fpr_ && a.options_.growth == b.options_.growth &&
            a.options_.tightening == b.options_.tightening && a.options_.scaling == b.options_.scaling &&
-           a.hasher() == b.hasher() && a.counts_ == b.counts_ && a.specs_ == b.specs_ && a.layers_ == b.layers_;
+           a.seed() == b.seed() && a.counts_ == b.counts_ && a.specs_ == b.specs_ && a.layers_ == b.layers_;
   }
 
   /// For codecs of other formats: a chain from explicit layers, each with its spec and the number of
@@ -283,7 +280,7 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
   static scalable_bloom_filter from_layers(std::uint64_t capacity, double fpr, scalable_options options,
                                            std::uint64_t seed, std::vector<Layer> layers, std::vector<layer_spec> specs,
                                            std::vector<std::uint64_t> counts) {
-    scalable_bloom_filter f(capacity, fpr, options, layers.empty() ? hasher_type(seed) : layers.front().hasher(), 0);
+    scalable_bloom_filter f(capacity, fpr, options, seed, 0);  // validates, allocates nothing
     if (layers.empty() || layers.size() != specs.size() || layers.size() != counts.size())
       throw invalid_argument("scalable filter: " + std::to_string(layers.size()) + " layers, " +
                              std::to_string(specs.size()) + " specs and " + std::to_string(counts.size()) +
@@ -292,8 +289,7 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
       throw invalid_argument("scalable filter: " + std::to_string(layers.size()) + " layers exceed max_layers " +
                              std::to_string(options.max_layers));
     for (const Layer& l : layers)
-      if (l.seed() != seed || l.hasher() != f.hasher_)
-        throw invalid_argument("scalable filter: a layer's seed or hash function differs from the chain's");
+      if (l.seed() != seed) throw invalid_argument("scalable filter: a layer's seed differs from the chain's");
     f.layers_ = std::move(layers);
     f.specs_ = std::move(specs);
     f.rebuild_table();
@@ -339,9 +335,9 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
       size += Layer::payload_size(l.parameters);
     return size;
   }
-  static scalable_bloom_filter from_payload(const filter_parameters& p, const hasher_type& hasher, std::uint64_t,
+  static scalable_bloom_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t,
                                             byte_storage payload) {
-    scalable_bloom_filter f = from_parameters(p, hasher);
+    scalable_bloom_filter f = from_parameters(p, seed);
     const std::vector<stored_layer> layers = stored_layers(f, p, {payload.data(), payload.size()});
     f.counts_.assign(p.secondary, 0);
     std::memcpy(f.counts_.data(), payload.data(), 8 * static_cast<std::size_t>(p.secondary));
@@ -351,7 +347,7 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
       byte_storage part = byte_storage::allocate(size);
       if (size != 0) std::memcpy(part.data(), at, size);
       at += size;
-      f.layers_.push_back(Layer::from_payload(layers[i].parameters, hasher, f.counts_[i], std::move(part)));
+      f.layers_.push_back(Layer::from_payload(layers[i].parameters, seed, f.counts_[i], std::move(part)));
       // A layer's recorded capacity must be one its bits can hold at its rate (m·ln²2 / −ln ε keys, doubled
       // for rounding and other planners): the next layer is sized from it, and a table claiming 2·10^14 keys
       // for a layer of 310 bits made the next insert allocate 63 billion bits (file fuzzer).
@@ -379,8 +375,8 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
 
  private:
   /// A chain with no layers yet (for from_parameters: nothing is allocated before a file is validated).
-  scalable_bloom_filter(std::uint64_t capacity, double fpr, scalable_options options, const hasher_type& hasher, int)
-      : capacity_(capacity), fpr_(fpr), options_(options), hasher_(hasher) {
+  scalable_bloom_filter(std::uint64_t capacity, double fpr, scalable_options options, std::uint64_t seed, int)
+      : capacity_(capacity), fpr_(fpr), options_(options), hasher_(seed) {
     validate(capacity, fpr, options);
   }
 
@@ -400,7 +396,7 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
   }
 
   /// The chain a header describes, with no layers yet; invalid_argument if it describes none.
-  static scalable_bloom_filter from_parameters(const filter_parameters& p, const hasher_type& hasher = hasher_type(0)) {
+  static scalable_bloom_filter from_parameters(const filter_parameters& p, std::uint64_t seed = 0) {
     if (p.layout != static_cast<std::uint32_t>(Layer::kind))
       throw invalid_argument("scalable filter: layer kind " + std::to_string(p.layout) + " is not " +
                              std::string(Layer::name));
@@ -411,8 +407,7 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
     o.tightening = std::bit_cast<double>(p.extra[2]);
     o.scaling = (p.extra[3] & flag_non_scaling) == 0;
     o.max_layers = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.extra[4], scalable_max_layers + 1));
-    scalable_bloom_filter f(p.primary, std::bit_cast<double>(p.extra[0]), o, hasher,
-                            0);  // validates, allocates nothing
+    scalable_bloom_filter f(p.primary, std::bit_cast<double>(p.extra[0]), o, seed, 0);  // validates, allocates nothing
     if (p.secondary == 0 || p.secondary > o.max_layers || (!o.scaling && p.secondary != 1))
       throw invalid_argument("scalable filter: layer count " + std::to_string(p.secondary) + " is not possible");
     return f;
@@ -474,7 +469,8 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
     layers_.reserve(layers_.size() + 1);
     specs_.reserve(specs_.size() + 1);
     counts_.reserve(counts_.size() + 1);
-    layers_.push_back(Layer::from_parts(layout, hasher_, byte_storage::allocate(layout.storage_bytes()), 0));
+    layers_.push_back(Layer::from_parts(layout, hasher_type(hasher_.seed()),
+                                        byte_storage::allocate(layout.storage_bytes()), 0));
     counts_.push_back(0);  // cannot throw after the reserves, so the three vectors stay in step
     specs_.push_back(spec);
     rebuild_table();

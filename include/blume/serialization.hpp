@@ -32,21 +32,19 @@ concept sized_by_payload = requires(const filter_parameters& p, std::span<const 
 ///    each span valid until the filter changes;
 ///  * payload_size(parameters) or payload_size(parameters, payload): the size the parameters (or the
 ///    payload's own table) call for, invalid_argument when they describe no valid filter;
-///  * hasher(): the hasher, whose seed and id the header records;
-///  * from_payload(parameters, hasher, inserted, storage): the filter, validating the payload's contents
+///  * from_payload(parameters, seed, inserted, storage): the filter, validating the payload's contents
 ///    (format_error). The storage may be a private mapping of the file: a kind that keeps it opens
 ///    without copying.
 template <class F>
 concept serializable_filter =
-    described_kind<F> &&
-    (sized_by_header<F> || sized_by_payload<F>)&&requires(const F& f, const filter_parameters& p, std::uint64_t n,
-                                                          byte_storage storage, const typename F::hasher_type& hasher) {
-      { f.hasher().id() } -> std::same_as<hash_id>;
+    described_kind<F> && (sized_by_header<F> || sized_by_payload<F>)&&requires(const F& f, const filter_parameters& p,
+                                                                               std::uint64_t n, byte_storage storage) {
+      { F::hasher_type::id } -> std::convertible_to<hash_id>;
       { f.parameters() } -> std::same_as<filter_parameters>;
       { f.seed() } -> std::convertible_to<std::uint64_t>;
       { f.inserted() } -> std::convertible_to<std::uint64_t>;
       f.for_each_payload_segment([](std::span<const std::byte>) {});
-      { F::from_payload(p, hasher, n, std::move(storage)) } -> std::same_as<F>;
+      { F::from_payload(p, n, n, std::move(storage)) } -> std::same_as<F>;
     };
 
 }  // namespace blume

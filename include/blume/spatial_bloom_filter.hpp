@@ -47,7 +47,6 @@ class spatial_bloom_filter
   using typename base::cells_type;
 
  public:
-  using typename base::hasher_type;
   // find(key): the key's set, or nothing: a member of set i answers i or, with the set's misreport rate, a
   // later set; never nothing and never an earlier set. contains(key): whether it is in some set.
   // find_many, contains_many and count_contained are pipelined.
@@ -200,7 +199,7 @@ class spatial_bloom_filter
   std::size_t size_in_bytes() const noexcept { return cells_.storage_bytes() + 8 * sizes_.size() + sizeof(*this); }
 
   friend bool operator==(const spatial_bloom_filter& a, const spatial_bloom_filter& b) noexcept {
-    return a.hasher() == b.hasher() && a.sizes_ == b.sizes_ && a.cells_ == b.cells_;
+    return a.seed() == b.seed() && a.sizes_ == b.sizes_ && a.cells_ == b.cells_;
   }
 
   // ---- serialization hooks (format.hpp) --------------------------------------------------------------
@@ -223,8 +222,8 @@ class spatial_bloom_filter
     check_parameters(p);
     return 8 * p.extra[0] + cells_type::bytes_for(p.primary);
   }
-  static spatial_bloom_filter from_payload(const filter_parameters& p, const hasher_type& hasher,
-                                           std::uint64_t inserted, byte_storage payload) {
+  static spatial_bloom_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
+                                           byte_storage payload) {
     try {
       check_parameters(p);
     } catch (const invalid_argument& e) {
@@ -249,7 +248,7 @@ class spatial_bloom_filter
       if (array.cell(i) > sets)
         throw format_error("cell " + std::to_string(i) + " holds set " + std::to_string(array.cell(i)) + " of " +
                            std::to_string(sets));
-    return spatial_bloom_filter(hasher, std::move(array), std::move(sizes));
+    return spatial_bloom_filter(Hasher(seed), std::move(array), std::move(sizes));
   }
 
  private:

@@ -186,7 +186,7 @@ class stable_bloom_filter : public detail::key_interface<stable_bloom_filter<Cel
 
   friend bool operator==(const stable_bloom_filter& a, const stable_bloom_filter& b) noexcept {
     return a.cells_ == b.cells_ && a.hashes_ == b.hashes_ && a.decrements_ == b.decrements_ && a.max_ == b.max_ &&
-           a.hasher() == b.hasher() && a.rng_ == b.rng_ &&
+           a.seed() == b.seed() && a.rng_ == b.rng_ &&
            std::memcmp(a.storage_.data(), b.storage_.data(), a.storage_.size()) == 0;
   }
 
@@ -213,7 +213,7 @@ class stable_bloom_filter : public detail::key_interface<stable_bloom_filter<Cel
     validate(p.primary, p.secondary, p.extra[0], p.extra[2]);
     return cell_array::bytes_for(p.primary);
   }
-  static stable_bloom_filter from_payload(const filter_parameters& p, const hasher_type& hasher, std::uint64_t inserted,
+  static stable_bloom_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
                                           byte_storage payload) {
     const std::uint64_t used = p.primary * CellBits;
     for (std::uint64_t bit = used; bit < payload.size() * 8; ++bit)
@@ -222,16 +222,16 @@ class stable_bloom_filter : public detail::key_interface<stable_bloom_filter<Cel
     for (std::uint64_t i = 0; i < p.primary; ++i)
       if (cell_array::get(reinterpret_cast<const std::uint64_t*>(payload.data()), i) > p.extra[2])
         throw format_error("cell " + std::to_string(i) + " holds more than Max = " + std::to_string(p.extra[2]));
-    stable_bloom_filter f(p, hasher, std::move(payload));
+    stable_bloom_filter f(p, seed, std::move(payload));
     f.rng_ = p.extra[1];
     f.inserted_ = inserted;
     return f;
   }
 
  private:
-  stable_bloom_filter(const filter_parameters& p, const Hasher& hasher, byte_storage storage)
-      : cells_(p.primary), hashes_(p.secondary), decrements_(p.extra[0]), max_(p.extra[2]), hasher_(hasher),
-        rng_(hasher.seed()), storage_(std::move(storage)) {}
+  stable_bloom_filter(const filter_parameters& p, std::uint64_t seed, byte_storage storage)
+      : cells_(p.primary), hashes_(p.secondary), decrements_(p.extra[0]), max_(p.extra[2]), hasher_(seed), rng_(seed),
+        storage_(std::move(storage)) {}
 
   static void validate(std::uint64_t cell_count, std::uint32_t hashes, std::uint64_t decrements,
                        std::uint64_t max_value) {

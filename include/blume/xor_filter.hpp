@@ -263,7 +263,7 @@ class basic_xor_filter : public detail::key_interface<basic_xor_filter<Geometry,
   }
 
   friend bool operator==(const basic_xor_filter& a, const basic_xor_filter& b) noexcept {
-    return a.keys_ == b.keys_ && a.construction_seed_ == b.construction_seed_ && a.hasher() == b.hasher() &&
+    return a.keys_ == b.keys_ && a.construction_seed_ == b.construction_seed_ && a.seed() == b.seed() &&
            a.storage_.size() == b.storage_.size() &&
            std::memcmp(a.storage_.data(), b.storage_.data(), a.storage_.size()) == 0;
   }
@@ -286,7 +286,7 @@ class basic_xor_filter : public detail::key_interface<basic_xor_filter<Geometry,
     fn(std::span<const std::byte>(storage_.data(), storage_.size()));
   }
   static std::uint64_t payload_size(const filter_parameters& p) { return geometry_of(p).slots * sizeof(Fingerprint); }
-  static basic_xor_filter from_payload(const filter_parameters& p, const hasher_type& hasher, std::uint64_t inserted,
+  static basic_xor_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
                                        byte_storage payload) {
     Geometry g;
     try {
@@ -298,7 +298,7 @@ class basic_xor_filter : public detail::key_interface<basic_xor_filter<Geometry,
       throw format_error("payload holds " + std::to_string(payload.size()) + " bytes but the parameters need " +
                          std::to_string(g.slots * sizeof(Fingerprint)));
     if (inserted > g.slots) throw format_error("more keys (" + std::to_string(inserted) + ") than slots");
-    return basic_xor_filter(g, p.extra[0], hasher, inserted, std::move(payload));
+    return basic_xor_filter(g, p.extra[0], Hasher(seed), inserted, std::move(payload));
   }
 
  private:

@@ -251,8 +251,7 @@ class lattice_filter : public key_interface<Derived> {
   }
   /// Same cells, probes and seed: what merging two filters of a kind needs first.
   bool same_geometry(const lattice_filter& other) const noexcept {
-    return other.cells_.cells() == cells_.cells() && other.cells_.hashes() == cells_.hashes() &&
-           other.hasher() == hasher();
+    return other.cells_.cells() == cells_.cells() && other.cells_.hashes() == cells_.hashes() && other.seed() == seed();
   }
   /// The header fields every lattice kind fills alike: primary = cells, secondary = k.
   filter_parameters cell_parameters() const noexcept {

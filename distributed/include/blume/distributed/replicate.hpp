@@ -56,7 +56,6 @@ void replicate(MPI_Comm comm, F& filter) {
   check_same(comm, filter.bits(), "the filter's size");
   check_same(comm, filter.hashes(), "the filter's hash count");
   check_same(comm, filter.seed(), "the seed");
-  check_same(comm, static_cast<std::uint64_t>(filter.hasher().id()), "the hash function");
   if (filter.storage().size() > static_cast<std::size_t>(INT_MAX))
     throw invalid_argument("replicate: a filter of " + std::to_string(filter.storage().size()) +
                            " bytes exceeds one MPI message (2^31 bytes)");
