@@ -91,9 +91,10 @@ int run_reserve(const redis_args& a) {
   o.nonscaling = a.nonscaling;
   const double rate = parse_rate(a.rate, "error rate");
   const std::uint64_t capacity = parse_count(a.capacity, "capacity");
-  (void)cluster::sharded_layout::plan(a.name, rate, capacity, o);  // bad parameters fail before connecting
+  // Planned before connecting, so bad parameters fail without a server.
+  cluster::sharded_layout planned = cluster::sharded_layout::plan(a.name, rate, capacity, o);
   cluster::cluster_client client = connect(a);
-  auto f = cluster::sharded_bloom_filter::reserve(client, a.name, rate, capacity, o, a.wait);
+  auto f = cluster::sharded_bloom_filter::reserve(client, std::move(planned), a.wait);
   const cluster::sharded_layout& l = f.layout();
   std::size_t nodes = 0;
   {

@@ -239,7 +239,19 @@ sharded_bloom_filter::sharded_bloom_filter(cluster_client& client, sharded_layou
 sharded_bloom_filter sharded_bloom_filter::reserve(cluster_client& client, std::string name, double error_rate,
                                                    std::uint64_t capacity, const sharded_options& options,
                                                    int wait_replicas) {
-  sharded_bloom_filter f(client, sharded_layout::plan(std::move(name), error_rate, capacity, options));
+  return reserve(client, sharded_layout::plan(std::move(name), error_rate, capacity, options), wait_replicas);
+}
+
+sharded_bloom_filter sharded_bloom_filter::reserve(cluster_client& client, sharded_layout layout, int wait_replicas) {
+  // A layout built by hand is held to what its meta key would have to read back as.
+  try {
+    const auto fields = layout.fields();
+    (void)sharded_layout::from_fields(layout.name, std::map<std::string, std::string>(fields.begin(), fields.end()));
+  } catch (const format_error& e) {
+    throw invalid_argument(std::string("sharded filter layout: ") + e.what());
+  }
+  const double error_rate = layout.error_rate;
+  sharded_bloom_filter f(client, std::move(layout));
   const std::string& meta = f.layout_.name;
   if (const reply r = client.run(command{meta, {"EXISTS", meta}}); r.is_error() || r.integer != 0)
     throw invalid_argument(r.is_error() ? "'" + meta + "': " + r.text : "a key named '" + meta + "' already exists");

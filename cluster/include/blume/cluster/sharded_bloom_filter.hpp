@@ -86,6 +86,9 @@ class sharded_bloom_filter {
   static sharded_bloom_filter reserve(cluster_client& client, std::string name, double error_rate,
                                       std::uint64_t capacity, const sharded_options& options = {},
                                       int wait_replicas = 0);
+  /// The same for a layout already planned (sharded_layout::plan), so a caller that checked its parameters
+  /// before connecting does not plan twice.
+  static sharded_bloom_filter reserve(cluster_client& client, sharded_layout layout, int wait_replicas = 0);
   /// Opens an existing filter from its meta key; throws blume::invalid_argument when there is none.
   static sharded_bloom_filter open(cluster_client& client, std::string name);
 
