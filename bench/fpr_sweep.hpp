@@ -16,6 +16,7 @@
 
 #include "blume/kinds.hpp"
 #include "contestants.hpp"
+#include "gnuplot.hpp"
 #include "keys.hpp"
 #include "our_kinds.hpp"
 
@@ -131,13 +132,7 @@ inline bool fpr_sweep(const std::filesystem::path& dir, std::uint64_t n, std::ui
     }
     gp << "unset multiplot\n";
   }
-  const std::string command = "cd '" + dir.string() + "' && gnuplot fpr.gp 2>/dev/null";
-  if (std::system(command.c_str()) != 0) {
-    std::cerr << "gnuplot not found or failed: " << (dir / "fpr.dat") << " and fpr.gp written, no picture\n";
-    return false;
-  }
-  std::cerr << "wrote " << (dir / "fpr.svg") << "\n";
-  return true;
+  return draw_with_gnuplot(dir, "fpr");
 }
 
 }  // namespace blume::bench

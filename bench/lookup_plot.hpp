@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "blume/split_block_bloom_filter.hpp"
+#include "gnuplot.hpp"
 #include "results.hpp"
 
 namespace blume::bench {
@@ -75,7 +76,8 @@ inline bool lookup_plot(const std::filesystem::path& dir, const std::vector<conf
         const std::size_t index = t * per_type + k;
         gp << (k == 0 ? "'lookup.dat'" : ", ''") << " index " << index << " using 1:" << column;
         if (k < kinds.size()) {
-          gp << " with linespoints pt 7 ps 0.5 title '" << kinds[k] << "'";
+          // gnuplot cycles 8 colours: a point shape and a dash pattern per kind keep 20 lines apart.
+          gp << " with linespoints pt " << k % 12 + 1 << " ps 0.7 dt " << k / 8 + 1 << " title '" << kinds[k] << "'";
         } else {
           gp << " with linespoints lw 3 dt 2 lc rgb '#000000' title 'limit probe'";
         }
@@ -85,13 +87,7 @@ inline bool lookup_plot(const std::filesystem::path& dir, const std::vector<conf
   }
   gp << "unset multiplot\n";
   gp.close();
-  const std::string command = "cd '" + dir.string() + "' && gnuplot lookup.gp 2>/dev/null";
-  if (std::system(command.c_str()) != 0) {
-    std::cerr << "gnuplot not found or failed: " << (dir / "lookup.dat") << " and lookup.gp written, no picture\n";
-    return false;
-  }
-  std::cerr << "wrote " << (dir / "lookup.svg") << "\n";
-  return true;
+  return draw_with_gnuplot(dir, "lookup");
 }
 
 }  // namespace blume::bench
