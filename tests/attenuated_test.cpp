@@ -186,9 +186,6 @@ TEST(Attenuated, DamagedHeadersAreFormatErrors) {
   EXPECT_THROW(blume::from_bytes<filter>(forged([](blume::file_header& h) { h.extra[0] = 3; })), blume::format_error);
 }
 
-/// The 99.9% two-sided binomial interval around p for `trials` trials.
-double binomial_slack(double p, double trials) { return 3.29 * std::sqrt(p * (1 - p) / trials); }
-
 TEST(Attenuated, EachLevelsRateMatchesItsModelAtOneMillionKeys) {
   constexpr std::uint64_t n = 1'000'000, probes = 2'000'000;
   filter a(n, 0.01), b(n, 0.01), c(n, 0.01);
@@ -204,8 +201,8 @@ TEST(Attenuated, EachLevelsRateMatchesItsModelAtOneMillionKeys) {
     for (std::uint64_t i = 0; i < probes; ++i) hits += a.level(level).contains(blume_test::absent_key(i));
     const double measured = static_cast<double>(hits) / probes, model = a.level_fpr(level);
     std::printf("level %u: measured FPR %.5f%%, model %.5f%% (99.9%% interval ±%.5f%%)\n", level, 100 * measured,
-                100 * model, 100 * binomial_slack(model, probes));
-    EXPECT_NEAR(measured, model, binomial_slack(model, probes)) << level;
+                100 * model, 100 * blume_test::binomial_999_slack(model, probes));
+    EXPECT_NEAR(measured, model, blume_test::binomial_999_slack(model, probes)) << level;
     EXPECT_LE(model, 0.01) << level;
   }
   EXPECT_EQ(a.level(3).set_bits(), 0u);  // c's level 1 was empty
@@ -364,10 +361,11 @@ TEST(AttenuatedRouting, GreedyRoutesAreShortestWithinTheModelsBound) {
       "%llu queries on %u nodes (depth %u, %llu-key levels at %.0f%%, deepest level holds up to %.0f keys): "
       "%.2f%% shortest, failure rate %.3f%%, model bound %.3f%% (+%.3f%% binomial slack)\n",
       static_cast<unsigned long long>(queries), nodes, depth, static_cast<unsigned long long>(capacity), 100 * fpr,
-      deepest, 100.0 * static_cast<double>(shortest) / q, 100 * failure, 100 * bound, 100 * binomial_slack(bound, q));
+      deepest, 100.0 * static_cast<double>(shortest) / q, 100 * failure, 100 * bound,
+      100 * blume_test::binomial_999_slack(bound, q));
   ASSERT_GE(queries, 10'000u);
   EXPECT_GE(static_cast<double>(shortest) / q, 0.90);
-  EXPECT_LE(failure, bound + binomial_slack(bound, q));
+  EXPECT_LE(failure, bound + blume_test::binomial_999_slack(bound, q));
 }
 
 }  // namespace

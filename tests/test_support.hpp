@@ -197,13 +197,17 @@ inline double fpr_tolerance(double predicted, double probes, double model_slack 
   return 5.0 * std::sqrt(predicted * (1.0 - predicted) / probes) + model_slack * predicted;
 }
 
+/// Half the width of the 99.9% two-sided binomial interval of a rate p measured over `trials` trials
+/// (3.29 standard deviations, normal approximation).
+inline double binomial_999_slack(double p, double trials) { return 3.29 * std::sqrt(p * (1.0 - p) / trials); }
+
 /// Whether `hits` of `trials` independent trials agrees with a model rate `predicted`: within the 99.9%
 /// two-sided binomial interval (3.29 standard deviations, normal approximation) widened by a relative
 /// `model_slack` for the model's own approximations.
 inline ::testing::AssertionResult within_binomial_999(double hits, double trials, double predicted,
                                                       double model_slack = 0.03) {
   const double expected = predicted * trials;
-  const double allowed = 3.29 * std::sqrt(trials * predicted * (1.0 - predicted)) + model_slack * expected + 1.0;
+  const double allowed = trials * binomial_999_slack(predicted, trials) + model_slack * expected + 1.0;
   if (std::abs(hits - expected) <= allowed) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << hits << " of " << trials << " (" << hits / trials << ") against the model's "
                                        << predicted << " (" << expected << " ± " << allowed << ")";
