@@ -12,12 +12,18 @@
 #include "blume/error.hpp"
 #include "blume/kinds.hpp"
 #include "key_input.hpp"
+#include "number_text.hpp"
 
 namespace CLI {
 class App;
 }
 
 namespace blume::cli {
+
+using surface::for_each_key;
+using surface::key_format;
+using surface::key_source;
+using surface::line_key;
 
 /// A verb's registration: adds its subcommand to `app`, with its options (bound to an options struct the
 /// verb owns) and a callback. CLI11 runs the callback once the whole command line has parsed; it leaves
@@ -36,12 +42,11 @@ key_format format_option(const std::string& name);
 
 // ---- formatting -------------------------------------------------------------------------------------
 
-/// Bytes in B, KiB, MiB, GiB or TiB: `digits` decimals, `byte_digits` below 1 KiB.
-std::string human_bytes(double bytes, int digits = 2, int byte_digits = 0);
-std::string percent(double rate);
-std::string fixed(double v, int digits);
-std::string json_string(std::string_view s);
-std::string json_number(double v);
+using text::fixed;
+using text::human_bytes;
+using text::json_number;
+using text::json_string;
+using text::percent;
 
 /// Buffered standard output: one write per megabyte rather than one per answer.
 class output {

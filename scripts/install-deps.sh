@@ -13,6 +13,11 @@ packages=(
   gnuplot-nox            # the benchmark's plots (docs/plots/)
   libabsl-dev libbloom-dev  # benchmark baselines: absl::flat_hash_set and libbloom
   python3                # integration-test helpers
+  python3-dev pybind11-dev python3-pybind11  # the Python bindings (python/), built by CMake or by pip
+  python3-numpy python3-pytest               # ... their NumPy arrays and their tests
+  python3-venv python3-setuptools python3-wheel  # ... `pip install .` into a virtual environment, offline
+  python3-bitarray       # bench/python: the post's pure-Python Bloom filter
+  postgresql python3-psycopg2  # examples/signup: the sign-up gate in front of a real database
   redis-server redis-tools python3-redis  # the Redis module's integration tests and benchmark
   python3-xxhash         # the sharded filters' redis-py recipe (docs/redis.md) and its test
   libhiredis-dev         # blume redis: the CLI's client for Redis and Redis Cluster

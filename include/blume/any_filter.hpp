@@ -123,6 +123,18 @@ inline any_filter open_filter(const std::filesystem::path& path, verify v = veri
                          [&](auto type) { return any_filter(file.assemble<typename decltype(type)::type>(v)); });
 }
 
+/// Loads a filter file of any kind into memory (see load): its header says which, and `header` (when given)
+/// is that header, read in the same open as the payload.
+inline any_filter load_filter(const std::filesystem::path& path, file_header* header = nullptr) {
+  detail::fd_guard fd;
+  const std::uint64_t size = detail::open_for_reading(fd, path);
+  const file_header h = detail::read_header_from(fd.fd, size, path);
+  if (header != nullptr) *header = h;
+  return detail::make_as(h.kind, [&](auto type) {
+    return any_filter(detail::load_payload<typename decltype(type)::type>(fd, size, h, path));
+  });
+}
+
 /// Writes the filter to `path` atomically (see save), with `design` recorded in its header.
 inline void save_filter(const any_filter& f, const std::filesystem::path& path, const filter_design& design = {}) {
   std::visit([&](const auto& typed) { save(typed, path, design); }, f);

@@ -556,20 +556,26 @@ inline file_header read_header(const std::filesystem::path& path) {
 
 /// Loads a filter into memory (huge-page backed when large). Sizes are checked against the file before
 /// anything is allocated, so a hostile header cannot make us allocate more than the file holds.
+namespace detail {
+/// The rest of load once the header `h` of the open file `fd` (of `size` bytes) is read.
+template <class F>
+F load_payload(const fd_guard& fd, std::uint64_t size, const file_header& h, const std::filesystem::path& path) {
+  check_header_for<F>(h);
+  check_file_size(size, h);
+  if (::lseek(fd.fd, static_cast<off_t>(h.size), SEEK_SET) < 0) throw io_error(errno_text("cannot seek in", path));
+  byte_storage storage = byte_storage::allocate(h.payload_size);
+  read_all(fd.fd, storage.data(), h.payload_size, path);
+  check_payload_for<F>(h, std::span<const std::byte>(storage.data(), h.payload_size));
+  check_checksum(storage.data(), h);
+  return assemble<F>(h, std::move(storage));
+}
+}  // namespace detail
+
 template <class F>
 F load(const std::filesystem::path& path) {
   detail::fd_guard fd;
   const std::uint64_t size = detail::open_for_reading(fd, path);
-  const file_header h = detail::read_header_from(fd.fd, size, path);
-  detail::check_header_for<F>(h);
-  detail::check_file_size(size, h);
-  if (::lseek(fd.fd, static_cast<off_t>(h.size), SEEK_SET) < 0)
-    throw io_error(detail::errno_text("cannot seek in", path));
-  byte_storage storage = byte_storage::allocate(h.payload_size);
-  detail::read_all(fd.fd, storage.data(), h.payload_size, path);
-  detail::check_payload_for<F>(h, std::span<const std::byte>(storage.data(), h.payload_size));
-  detail::check_checksum(storage.data(), h);
-  return detail::assemble<F>(h, std::move(storage));
+  return detail::load_payload<F>(fd, size, detail::read_header_from(fd.fd, size, path), path);
 }
 
 namespace detail {

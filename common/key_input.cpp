@@ -10,7 +10,7 @@
 
 #include "blume/error.hpp"
 
-namespace blume::cli {
+namespace blume::surface {
 
 namespace {
 
@@ -112,4 +112,4 @@ std::uint64_t key_source::count_keys() {
   return keys;
 }
 
-}  // namespace blume::cli
+}  // namespace blume::surface

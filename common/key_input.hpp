@@ -1,6 +1,7 @@
-// Keys for the tool: newline- or NUL-delimited, from a file (mapped, so no copy) or from standard input
-// (read in large blocks). Callers get whole blocks of complete keys as string_views, ready to be split
-// between threads.
+// Keys from files, for the surfaces (the blume tool, the Python bindings): newline- or NUL-delimited, from
+// a file (mapped, so no copy) or from standard input (read in large blocks). Callers get whole blocks of
+// complete keys as string_views, ready to be split between threads. One reader, so a key file means the
+// same keys to every surface.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace blume::cli {
+namespace blume::surface {
 
 enum class key_format { lines, nul };
 
@@ -66,4 +67,4 @@ class key_source {
   std::string held_;      // standard input, once count_keys has read it
 };
 
-}  // namespace blume::cli
+}  // namespace blume::surface

@@ -1,0 +1,247 @@
+// What a filter is, field by field, for the surfaces that describe one (`blume info`, the Python
+// bindings' info()): kind, parameters, design, each kind's own fill and rates, size. One list, so the tool's
+// JSON and a Python dict have the same keys and values.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "blume/any_filter.hpp"
+#include "blume/plan.hpp"
+#include "number_text.hpp"
+
+namespace blume::surface {
+
+/// One line of a description: its name ("target FPR"), its text for people, and its JSON value (empty:
+/// text only).
+struct report_field {
+  std::string name;
+  std::string text;
+  std::string json;
+};
+
+/// The fields describing `filter`, whose header (as read from its file, or as saving it would write it)
+/// is `h`; `version` is the surface's blume version.
+inline std::vector<report_field> describe_filter(const any_filter& filter, const file_header& h,
+                                                 std::string_view version) {
+  using text::fixed;
+  using text::human_bytes;
+  using text::json_number;
+  using text::json_string;
+  using text::percent;
+  std::vector<report_field> fields;
+  const auto add = [&](std::string name, std::string text, std::string json_value) {
+    fields.push_back({std::move(name), std::move(text), std::move(json_value)});
+  };
+  const auto integer = [&](std::string name, std::uint64_t v) {
+    add(std::move(name), std::to_string(v), std::to_string(v));
+  };
+  add("kind", std::string(kind_name(h.kind)), json_string(kind_name(h.kind)));
+  add("version", "blume " + std::string(version), json_string(version));
+  integer("format version", h.version);
+  if (h.design.recorded()) {
+    integer("planned capacity", h.design.items);
+    add("target FPR", percent(h.design.fpr), json_number(h.design.fpr));
+  } else {
+    add("planned capacity", "not recorded (a version-1 file, or saved without it)", "null");
+    add("target FPR", "not recorded", "null");
+  }
+  add("hash", h.hash == hash_id::xxh3_128 ? "xxh3-128" : "murmur64a",
+      json_string(h.hash == hash_id::xxh3_128 ? "xxh3-128" : "murmur64a"));
+  integer("seed", h.seed);
+  integer("bits", h.primary);
+  integer("hashes", h.secondary);
+  integer("layout", h.layout);
+  integer("inserted", h.inserted);
+  std::visit(
+      [&](const auto& f) {
+        using F = std::decay_t<decltype(f)>;
+        // Each kind's own fields, found by the members that report them.
+        if constexpr (requires {
+                        f.recall_after(std::uint64_t{});
+                        f.half_forgotten_after();
+                      }) {
+          // Recall of a key as old as the planned capacity, and the age at which half are forgotten.
+          const std::uint64_t age = h.design.recorded()
+                                        ? h.design.items
+                                        : static_cast<std::uint64_t>(static_cast<double>(f.cells()) / f.hashes());
+          const double recall = f.recall_after(age);
+          add("forgets", "yes: false negatives by design; 'absent' means not seen recently, not never inserted",
+              "true");
+          add("false-negative rate at capacity",
+              percent(1 - recall) + " (model: for a key inserted " + std::to_string(age) + " keys ago)",
+              json_number(1 - recall));
+          if (const auto half = f.half_forgotten_after())
+            add("half forgotten after", std::to_string(*half) + " inserts (model)", std::to_string(*half));
+          else add("half forgotten after", "never (model: no decrements)", "null");
+        } else if constexpr (requires {
+                               f.window();
+                               f.window_time();
+                             }) {
+          add("forgets", "yes: false negatives by design; 'absent' means not seen recently, not never inserted",
+              "true");
+          const std::string window = std::to_string(f.window());
+          add("remembers",
+              "every key among the last " + std::to_string(f.window() / 2) + " inserts" +
+                  (f.window_time().count() != 0 ? " and the last " + fixed(f.window_time().count() / 2e9, 3) + " s"
+                                                : "") +
+                  "; none older than " + window + " inserts" +
+                  (f.window_time().count() != 0 ? " or " + fixed(f.window_time().count() / 1e9, 3) + " s" : ""),
+              "{\"always_within_items\": " + std::to_string(f.window() / 2) + ", \"never_after_items\": " + window +
+                  ", \"window_seconds\": " + json_number(f.window_time().count() / 1e9) + "}");
+        } else {
+          add("forgets", "no: 'no' is certain", "false");
+        }
+        if constexpr (bit_array_filter<F>) {
+          // One pass over the bits serves the fill, the count estimate and the rate now.
+          const double set = static_cast<double>(f.set_bits());
+          const double fill = set / static_cast<double>(f.bits());
+          const double count = F::layout_type::estimate_items(set, static_cast<double>(f.bits()), f.hashes());
+          add("estimated count", fixed(count, 0), json_number(count));
+          add("fill ratio", percent(fill), json_number(fill));
+          // Shown beside the planned capacity (which version-1 files lack): where this k is optimal.
+          const double capacity = f.optimal_load();
+          add("capacity (k optimal)", fixed(capacity, 0), json_number(capacity));
+          add("predicted FPR at capacity", percent(f.predicted_fpr_at(capacity)),
+              json_number(f.predicted_fpr_at(capacity)));
+          add("predicted FPR now", percent(f.predicted_fpr_at(count)), json_number(f.predicted_fpr_at(count)));
+        } else {
+          if constexpr (requires { f.estimated_count(); })
+            add("estimated count", fixed(f.estimated_count(), 0), json_number(f.estimated_count()));
+          if constexpr (requires { f.load_factor(); })
+            add("load factor", percent(f.load_factor()), json_number(f.load_factor()));
+          if constexpr (requires {
+                          f.geometry().subtables;
+                          f.geometry().counter_bits;
+                        }) {
+            const auto& g = f.geometry();
+            add("table",
+                std::to_string(g.subtables) + " subtables of " + std::to_string(g.buckets) + " buckets of " +
+                    std::to_string(g.cells) + " cells (" + std::to_string(g.remainder_bits) + "-bit remainder, " +
+                    std::to_string(g.counter_bits) + "-bit counter)",
+                "{\"subtables\": " + std::to_string(g.subtables) + ", \"buckets\": " + std::to_string(g.buckets) +
+                    ", \"cells\": " + std::to_string(g.cells) + ", \"remainder_bits\": " +
+                    std::to_string(g.remainder_bits) + ", \"counter_bits\": " + std::to_string(g.counter_bits) + "}");
+          }
+          if constexpr (requires {
+                          f.value_bits();
+                          f.check_bits();
+                        }) {
+            add("value bits", std::to_string(f.value_bits()), std::to_string(f.value_bits()));
+            add("check bits", std::to_string(f.check_bits()), std::to_string(f.check_bits()));
+            add("bits per key", fixed(f.bits_per_key(), 2), json_number(f.bits_per_key()));
+          }
+          if constexpr (requires {
+                          f.level_count();
+                          f.included();
+                          f.excluded();
+                        }) {
+            add("included keys", std::to_string(f.included()), std::to_string(f.included()));
+            add("excluded keys", std::to_string(f.excluded()), std::to_string(f.excluded()));
+            add("levels", std::to_string(f.level_count()), std::to_string(f.level_count()));
+            std::string sizes, json_sizes = "[";
+            for (std::size_t i = 0; i < f.level_count(); ++i) {
+              sizes += (i ? ", " : "") + std::to_string(f.level(i).bits());
+              json_sizes += (i ? ", " : "") + std::to_string(f.level(i).bits());
+            }
+            add("level bits", sizes.empty() ? "none" : sizes, json_sizes + "]");
+            add("bits per included key", fixed(f.bits_per_included_key(), 2), json_number(f.bits_per_included_key()));
+          }
+          if constexpr (requires {
+                          f.all_set_rates();
+                          f.emersion(1u);
+                        }) {
+            // Each set's keys and its rates under the model; in JSON one array under "sets".
+            const auto rates = f.all_set_rates();
+            std::string sets_json = "[";
+            for (std::uint32_t i = 1; i <= rates.size(); ++i)
+              sets_json += std::string(i > 1 ? ", " : "") + "{\"set\": " + std::to_string(i) +
+                           ", \"keys\": " + std::to_string(f.set_size(i)) +
+                           ", \"false_positive\": " + json_number(rates[i - 1].false_positive) +
+                           ", \"misreport\": " + json_number(rates[i - 1].misreport) +
+                           ", \"emersion\": " + json_number(f.emersion(i)) +
+                           ", \"model_emersion\": " + json_number(rates[i - 1].emersion) + "}";
+            add("sets", std::to_string(rates.size()), sets_json + "]");
+            for (std::uint32_t i = 1; i <= rates.size(); ++i)
+              add("  set " + std::to_string(i),
+                  std::to_string(f.set_size(i)) + " keys; absent keys reported as it " +
+                      percent(rates[i - 1].false_positive) + ", members reported as a later set " +
+                      percent(rates[i - 1].misreport) + "; emersion " + fixed(f.emersion(i), 3) + " (model " +
+                      fixed(rates[i - 1].emersion, 3) + ")",
+                  "");  // text only: the JSON has them in "sets"
+          }
+          if constexpr (requires {
+                          f.layers();
+                          f.layer_fill(0);
+                          f.layer_fpr(0);
+                        }) {
+            // Layers that count: layer i holds the keys seen i times or more, so its rate bounds over-counts.
+            std::string fills, rates, json_fills = "[", json_rates = "[";
+            for (std::uint32_t i = 0; i < f.layers(); ++i) {
+              fills += (i ? ", " : "") + percent(f.layer_fill(i));
+              rates += (i ? ", " : "") + percent(f.layer_fpr(i));
+              json_fills += (i ? ", " : "") + json_number(f.layer_fill(i));
+              json_rates += (i ? ", " : "") + json_number(f.layer_fpr(i));
+            }
+            add("layers", std::to_string(f.layers()), std::to_string(f.layers()));
+            add("layer fill", fills, json_fills + "]");
+            add("layer FPR now", rates, json_rates + "]");
+          }
+          if constexpr (requires {
+                          f.depth();
+                          f.level_fill(0);
+                          f.level_estimated_count(0);
+                          f.level_fpr(0);
+                        }) {
+            add("levels", std::to_string(f.depth()), std::to_string(f.depth()));
+            std::string text, json_levels = "[";
+            for (std::uint32_t i = 0; i < f.depth(); ++i) {
+              text += (i ? "; " : "") + std::to_string(i) + ": " + percent(f.level_fill(i)) + " full, ~" +
+                      fixed(f.level_estimated_count(i), 0) + " keys, FPR " + percent(f.level_fpr(i));
+              json_levels += std::string(i ? ", " : "") + "{\"fill\": " + json_number(f.level_fill(i)) +
+                             ", \"estimated_count\": " + json_number(f.level_estimated_count(i)) +
+                             ", \"fpr\": " + json_number(f.level_fpr(i)) + "}";
+            }
+            add("level fill", text, json_levels + "]");
+          }
+          add("predicted FPR now", percent(f.predicted_fpr()), json_number(f.predicted_fpr()));
+          // At capacity: each kind's own notion of full.
+          double at_capacity = NAN;
+          if constexpr (requires { f.predicted_fpr_at_capacity(); }) at_capacity = f.predicted_fpr_at_capacity();
+          if (std::isfinite(at_capacity))
+            add("predicted FPR at capacity", percent(at_capacity), json_number(at_capacity));
+        }
+        add("size", human_bytes(static_cast<double>(f.size_in_bytes())), std::to_string(f.size_in_bytes()));
+      },
+      filter);
+  return fields;
+}
+
+/// The JSON key of a field: its name with spaces as underscores and no parentheses ("capacity (k
+/// optimal)" is capacity_k_optimal).
+inline std::string report_key(std::string name) {
+  std::replace(name.begin(), name.end(), ' ', '_');
+  name.erase(std::remove_if(name.begin(), name.end(), [](char c) { return c == '(' || c == ')'; }), name.end());
+  return name;
+}
+
+/// The fields as one JSON object (text-only fields left out).
+inline std::string report_json(const std::vector<report_field>& fields) {
+  std::string out = "{";
+  bool first = true;
+  for (const report_field& f : fields) {
+    if (f.json.empty()) continue;
+    out += (first ? "" : ", ") + text::json_string(report_key(f.name)) + ": " + f.json;
+    first = false;
+  }
+  return out + "}";
+}
+
+}  // namespace blume::surface

@@ -1,0 +1,150 @@
+// One key at a time: add, in, discard/remove, count, find. Each call hashes the key once with the filter's
+// own hasher and asks the kind's digest call; a kind without the call raises UnsupportedOperation.
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "bindings.hpp"
+#include "blume/kinds.hpp"
+
+namespace blume::python {
+
+namespace {
+
+template <class F>
+[[noreturn]] void full(const F&) {
+  throw filter_full("the " + std::string(F::name) + " filter is full: no room for the key (build a larger one)");
+}
+
+/// Inserts one digest; true when the filter changed (the key was new to it), None where the kind does not
+/// say. A kind that may be full raises FilterFull instead of dropping the key.
+template <class F>
+py::object insert_one(F& f, const digest& d) {
+  if constexpr (requires { f.try_insert(d) == insert_result::full; }) {
+    const insert_result r = f.try_insert(d);
+    if (r == insert_result::full) full(f);
+    return py::bool_(r == insert_result::added);
+  } else if constexpr (may_be_full<F>) {
+    if (!f.insert(d)) full(f);  // these kinds' false is "no room"
+    return py::bool_(true);
+  } else if constexpr (std::is_same_v<decltype(f.insert(d)), bool>) {
+    return py::bool_(f.insert(d));
+  } else {
+    f.insert(d);
+    return py::none();
+  }
+}
+
+template <class F>
+std::uint64_t value_argument(const py::object& value) {
+  const std::uint64_t v = integer_key(value);
+  if (v > F::max_value)
+    throw invalid_argument("a " + std::string(F::name) + " filter's values are at most " +
+                           std::to_string(F::max_value) + ", got " + std::to_string(v));
+  return v;
+}
+
+}  // namespace
+
+void bind_keys(py::class_<py_filter>& c) {
+  c.def(
+      "add",
+      [](py_filter& self, py::handle key, py::object value) {
+        std::uint64_t scratch = 0;
+        const std::string_view bytes = key_bytes(key, scratch);
+        return write_filter(self, [&](auto& f) -> py::object {
+          using F = std::decay_t<decltype(f)>;
+          const digest d = f.hash(bytes);
+          if constexpr (takes_valued_inserts<F>) {
+            if (value.is_none())
+              throw invalid_argument("a " + std::string(F::name) +
+                                     " filter stores a value with each key: add(key, value)");
+            f.insert(d, value_argument<F>(value));
+            return py::none();
+          } else if constexpr (takes_inserts<F>) {
+            if (!value.is_none()) refuse<F>("store a value with a key");
+            return insert_one(f, d);
+          } else {
+            refuse<F>(F::is_static ? "take keys after it is built (it is static: blume.build makes it)"
+                                   : "take keys after it is built (blume.build makes it)");
+          }
+        });
+      },
+      py::arg("key"), py::arg("value") = py::none(),
+      "Adds `key` (str, bytes-like or int). Returns True when the filter changed (the key was new to it), False "
+      "when it already answered yes. Kinds that store a value with each key (spatial, compact) take add(key, "
+      "value). A filter without room raises FilterFull.");
+
+  const auto contains = [](const py_filter& self, py::handle key) {
+    std::uint64_t scratch = 0;
+    const std::string_view bytes = key_bytes(key, scratch);
+    return read_filter(self, [&](const auto& f) { return f.contains(f.hash(bytes)); });
+  };
+  c.def("__contains__", contains, py::arg("key"),
+        "False means certainly absent (for kinds that forget, stable and aging: not seen recently); True means "
+        "present or a false positive.");
+  c.def("contains", contains, py::arg("key"), "The same as `key in filter`.");
+
+  const auto erase = [](py_filter& self, py::handle key) {
+    std::uint64_t scratch = 0;
+    const std::string_view bytes = key_bytes(key, scratch);
+    return write_filter(self, [&](auto& f) -> bool {
+      using F = std::decay_t<decltype(f)>;
+      if constexpr (can_erase<F>) {
+        return f.erase(f.hash(bytes));
+      } else {
+        refuse<F>("remove keys");
+      }
+    });
+  };
+  c.def("discard", erase, py::arg("key"),
+        "Removes one copy of `key` where the kind can (counting, cuckoo, quotient, vi-counting, iblt, dleft); "
+        "returns whether the filter held it. Removing a key that was never added can remove another key's "
+        "trace and cause false negatives: remove only what you added.");
+  c.def(
+      "remove",
+      [erase](py_filter& self, py::handle key) {
+        if (!erase(self, key)) throw py::key_error(py::repr(key).cast<std::string>());
+      },
+      py::arg("key"), "Like discard, but raises KeyError when the filter does not hold `key`.");
+
+  c.def(
+      "count",
+      [](const py_filter& self, py::handle key) {
+        std::uint64_t scratch = 0;
+        const std::string_view bytes = key_bytes(key, scratch);
+        return read_filter(self, [&](const auto& f) -> std::uint64_t {
+          using F = std::decay_t<decltype(f)>;
+          if constexpr (can_count<F>) {
+            return static_cast<std::uint64_t>(f.count(f.hash(bytes)));
+          } else {
+            refuse<F>("count keys");
+          }
+        });
+      },
+      py::arg("key"),
+      "How many times `key` was added, at most (counting kinds, layered up to its layer count): never fewer "
+      "than the true count, more by a false positive.");
+
+  c.def(
+      "find",
+      [](const py_filter& self, py::handle key) {
+        std::uint64_t scratch = 0;
+        const std::string_view bytes = key_bytes(key, scratch);
+        return read_filter(self, [&](const auto& f) -> py::object {
+          using F = std::decay_t<decltype(f)>;
+          if constexpr (can_find<F>) {
+            const auto found = f.find(f.hash(bytes));
+            if (!found.has_value()) return py::none();
+            return py::int_(static_cast<std::uint64_t>(*found));
+          } else {
+            refuse<F>("find values");
+          }
+        });
+      },
+      py::arg("key"),
+      "The value the filter holds for `key`, or None: a bloomier map's value, a spatial filter's set, a compact "
+      "approximator's bound, an attenuated filter's nearest level.");
+}
+
+}  // namespace blume::python
