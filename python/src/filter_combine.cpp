@@ -66,6 +66,23 @@ py::object copy_of(const py_filter& self) {
   return wrap(read_filter(self, [](const auto& f) { return any_filter(f); }), self.design);
 }
 
+using combination = void (*)(py_filter&, const py_filter&);
+
+/// self op= other, returning self (the same Python object).
+template <combination Combine>
+py_filter& in_place(py_filter& self, const py_filter& other) {
+  Combine(self, other);
+  return self;
+}
+
+/// self op other, a new filter.
+template <combination Combine>
+py::object combined(const py_filter& self, const py_filter& other) {
+  py::object out = copy_of(self);
+  Combine(out.cast<py_filter&>(), other);
+  return out;
+}
+
 /// estimate(a, b) for bit-array kinds of the same geometry.
 template <class Estimate>
 double estimate_pair(const py_filter& a, const py_filter& b, std::string_view what, Estimate estimate) {
@@ -92,54 +109,16 @@ double estimate_pair(const py_filter& a, const py_filter& b, std::string_view wh
 }  // namespace
 
 void bind_combine(py::class_<py_filter>& c) {
-  c.def(
-      "merge",
-      [](py_filter& self, const py_filter& other) -> py_filter& {
-        merge_into(self, other);
-        return self;
-      },
-      py::arg("other"), py::return_value_policy::reference,
-      "Adds every key of `other` (same kind, size, hash count and seed) to this filter in place: the union. "
-      "Returns this filter.");
-  c.def(
-      "__ior__",
-      [](py_filter& self, const py_filter& other) -> py_filter& {
-        merge_into(self, other);
-        return self;
-      },
-      py::is_operator(), py::return_value_policy::reference);
-  c.def(
-      "__or__",
-      [](const py_filter& self, const py_filter& other) {
-        py::object out = copy_of(self);
-        merge_into(out.cast<py_filter&>(), other);
-        return out;
-      },
-      py::is_operator(), "A new filter holding the keys of both.");
-  c.def(
-      "intersect",
-      [](py_filter& self, const py_filter& other) -> py_filter& {
-        intersect_into(self, other);
-        return self;
-      },
-      py::arg("other"), py::return_value_policy::reference,
-      "Keeps only what both filters answer yes for, in place (bit-array kinds and d-left): every key of both is "
-      "still found, with a false-positive rate at most this filter's. Returns this filter.");
-  c.def(
-      "__iand__",
-      [](py_filter& self, const py_filter& other) -> py_filter& {
-        intersect_into(self, other);
-        return self;
-      },
-      py::is_operator(), py::return_value_policy::reference);
-  c.def(
-      "__and__",
-      [](const py_filter& self, const py_filter& other) {
-        py::object out = copy_of(self);
-        intersect_into(out.cast<py_filter&>(), other);
-        return out;
-      },
-      py::is_operator(), "A new filter answering yes where both do.");
+  c.def("merge", &in_place<merge_into>, py::arg("other"), py::return_value_policy::reference,
+        "Adds every key of `other` (same kind, size, hash count and seed) to this filter in place: the union. "
+        "Returns this filter.");
+  c.def("__ior__", &in_place<merge_into>, py::is_operator(), py::return_value_policy::reference);
+  c.def("__or__", &combined<merge_into>, py::is_operator(), "A new filter holding the keys of both.");
+  c.def("intersect", &in_place<intersect_into>, py::arg("other"), py::return_value_policy::reference,
+        "Keeps only what both filters answer yes for, in place (bit-array kinds and d-left): every key of both is "
+        "still found, with a false-positive rate at most this filter's. Returns this filter.");
+  c.def("__iand__", &in_place<intersect_into>, py::is_operator(), py::return_value_policy::reference);
+  c.def("__and__", &combined<intersect_into>, py::is_operator(), "A new filter answering yes where both do.");
   c.def("copy", &copy_of, "An independent copy (in memory, even for a filter opened from a file).");
   c.def("__copy__", &copy_of);
   c.def(
