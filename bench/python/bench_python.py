@@ -3,8 +3,10 @@
 does it take? Contestants, each in a fresh process so that its memory is its own:
 
   post      the post's method: a Bloom filter in pure Python over a bit array (Debian's python3-bitarray)
-            with k salted hashes. mmh3 is not packaged by Debian, so the k hashes are Python's built-in
-            hash() of (salt, key): a C call per probe, as mmh3.hash(key, salt) is.
+            with k salted hashes. mmh3 is not packaged by Debian, so hash i is Python's built-in hash()
+            (SipHash) of the key with salt i appended: one C call per probe, as mmh3.hash(key, i) is.
+            (hash((i, key)) would be cheaper, but a tuple's hash mixes the key's hash linearly, so the k
+            positions are correlated: 3.0% measured at a 1% design.)
   set       a Python set of the addresses.
   blume     blume's split-block filter: `key in f` one by one, and contains_many on a list of str.
 
@@ -51,17 +53,18 @@ class PostBloom:
     def __init__(self, n, fpr):
         from bitarray import bitarray
 
+        self.salts = [f"#{i}" for i in range(64)]
         self.m = math.ceil(-n * math.log(fpr) / math.log(2) ** 2)
         self.k = max(1, round(self.m / n * math.log(2)))
         self.bits = bitarray(self.m)
         self.bits.setall(0)
 
     def add(self, key):
-        for salt in range(self.k):
-            self.bits[hash((salt, key)) % self.m] = 1
+        for salt in self.salts[: self.k]:
+            self.bits[hash(key + salt) % self.m] = 1
 
     def __contains__(self, key):
-        return all(self.bits[hash((salt, key)) % self.m] for salt in range(self.k))
+        return all(self.bits[hash(key + salt) % self.m] for salt in self.salts[: self.k])
 
     def size_in_bytes(self):
         return self.bits.buffer_info()[1]
@@ -79,6 +82,9 @@ def timed(fn, reps):
 def child(contestant, n, probes, reps, fpr):
     """Builds one contestant of n keys and measures it; prints one JSON object."""
     absent = [address(i) for i in range(n, n + probes)]  # held before the baseline: not counted
+    import blume  # noqa: F401 - loaded before the baseline too: its code is not the structure's memory
+    import bitarray  # noqa: F401
+
     gc.collect()
     base = rss_bytes()
     start = time.perf_counter()

@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -112,6 +113,10 @@ std::string_view key_bytes(py::handle key, std::uint64_t& scratch);
 
 /// The value of an integer key widened to 64 bits, as hash_key widens C++ integers.
 std::uint64_t integer_key(py::handle key);
+
+/// Sets the Python error for any C++ exception, as pybind11 would on the way out of a bound function: for
+/// the few calls written against the C API for speed.
+void raise_as_python(std::exception_ptr p);
 
 // ---- registration (one function per source file, called by the module in this order) ----------------
 

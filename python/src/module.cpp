@@ -32,51 +32,72 @@ PyObject* tuple_of(PyObject* a, PyObject* b) { return py::make_tuple(py::handle(
 
 }  // namespace
 
+namespace {
+
+/// The Python types of our errors, made once by register_errors.
+struct {
+  PyObject *base, *invalid, *incompatible, *format, *io, *locked, *key_type, *unsupported_op, *full;
+} errors;
+
+/// Sets the Python error for one of blume's exceptions; false for any other.
+bool set_blume_error(std::exception_ptr p) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const file_locked& e) {
+    PyErr_SetString(errors.locked, e.what());
+  } catch (const io_error& e) {
+    PyErr_SetString(errors.io, e.what());
+  } catch (const invalid_argument& e) {
+    PyErr_SetString(errors.invalid, e.what());
+  } catch (const incompatible_filters& e) {
+    PyErr_SetString(errors.incompatible, e.what());
+  } catch (const format_error& e) {
+    PyErr_SetString(errors.format, e.what());
+  } catch (const key_type_error& e) {
+    PyErr_SetString(errors.key_type, e.what());
+  } catch (const unsupported& e) {
+    PyErr_SetString(errors.unsupported_op, e.what());
+  } catch (const filter_full& e) {
+    PyErr_SetString(errors.full, e.what());
+  } catch (const error& e) {
+    PyErr_SetString(errors.base, e.what());
+  } catch (...) {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void raise_as_python(std::exception_ptr p) {
+  if (!set_blume_error(p)) py::detail::translate_exception(p);  // pybind11's own: std exceptions, Python's
+}
+
 void register_errors(py::module_& m) {
   // Each error is also the built-in exception it is a case of, so `except ValueError` keeps working.
-  static PyObject* base = new_error(m, "Error", PyExc_Exception, "Base of every error blume raises.");
-  static PyObject* invalid = new_error(m, "InvalidArgument", tuple_of(base, PyExc_ValueError),
-                                       "A parameter out of range: a capacity of 0, a rate outside (0, 1), a size "
-                                       "beyond the maximum. Raised before anything is allocated.");
-  static PyObject* incompatible = new_error(m, "IncompatibleFilters", tuple_of(base, PyExc_ValueError),
-                                            "Merge, intersection or estimate between filters that differ in kind, "
-                                            "size, hash count, seed or hash function.");
-  static PyObject* format = new_error(m, "FormatError", tuple_of(base, PyExc_ValueError),
-                                      "Bytes or a file that are not a valid blume filter: damaged, truncated, "
-                                      "foreign or of an unknown version.");
-  static PyObject* io = new_error(m, "IoError", tuple_of(base, PyExc_OSError),
-                                  "An operating-system call failed (open, write, fsync, rename, mmap).");
-  static PyObject* locked = new_error(m, "FileLocked", io, "Another writer holds the file's lock.");
-  static PyObject* key_type =
-      new_error(m, "KeyTypeError", tuple_of(base, PyExc_TypeError), "A key that is not str, bytes-like or int.");
-  static PyObject* unsupported_op = new_error(m, "UnsupportedOperation", tuple_of(base, PyExc_TypeError),
-                                              "A call the filter's kind does not have (remove on a Bloom filter, add "
-                                              "on a static filter, merge on a cuckoo filter).");
-  static PyObject* full = new_error(m, "FilterFull", base,
-                                    "The filter had no room for a key (cuckoo, quotient, d-left, a scalable "
-                                    "filter that cannot grow). Keys before it were stored.");
+  errors.base = new_error(m, "Error", PyExc_Exception, "Base of every error blume raises.");
+  errors.invalid = new_error(m, "InvalidArgument", tuple_of(errors.base, PyExc_ValueError),
+                             "A parameter out of range: a capacity of 0, a rate outside (0, 1), a size beyond the "
+                             "maximum. Raised before anything is allocated.");
+  errors.incompatible = new_error(m, "IncompatibleFilters", tuple_of(errors.base, PyExc_ValueError),
+                                  "Merge, intersection or estimate between filters that differ in kind, size, hash "
+                                  "count, seed or hash function.");
+  errors.format = new_error(m, "FormatError", tuple_of(errors.base, PyExc_ValueError),
+                            "Bytes or a file that are not a valid blume filter: damaged, truncated, foreign or of an "
+                            "unknown version.");
+  errors.io = new_error(m, "IoError", tuple_of(errors.base, PyExc_OSError),
+                        "An operating-system call failed (open, write, fsync, rename, mmap).");
+  errors.locked = new_error(m, "FileLocked", errors.io, "Another writer holds the file's lock.");
+  errors.key_type =
+      new_error(m, "KeyTypeError", tuple_of(errors.base, PyExc_TypeError), "A key that is not str, bytes-like or int.");
+  errors.unsupported_op = new_error(m, "UnsupportedOperation", tuple_of(errors.base, PyExc_TypeError),
+                                    "A call the filter's kind does not have (remove on a Bloom filter, add on a static "
+                                    "filter, merge on a cuckoo filter).");
+  errors.full = new_error(m, "FilterFull", errors.base,
+                          "The filter had no room for a key (cuckoo, quotient, d-left, a scalable filter that cannot "
+                          "grow). Keys before it were stored.");
   py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const file_locked& e) {
-      PyErr_SetString(locked, e.what());
-    } catch (const io_error& e) {
-      PyErr_SetString(io, e.what());
-    } catch (const invalid_argument& e) {
-      PyErr_SetString(invalid, e.what());
-    } catch (const incompatible_filters& e) {
-      PyErr_SetString(incompatible, e.what());
-    } catch (const format_error& e) {
-      PyErr_SetString(format, e.what());
-    } catch (const key_type_error& e) {
-      PyErr_SetString(key_type, e.what());
-    } catch (const unsupported& e) {
-      PyErr_SetString(unsupported_op, e.what());
-    } catch (const filter_full& e) {
-      PyErr_SetString(full, e.what());
-    } catch (const error& e) {
-      PyErr_SetString(base, e.what());
-    }
+    if (!set_blume_error(p)) std::rethrow_exception(p);
   });
 }
 
