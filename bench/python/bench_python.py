@@ -82,8 +82,9 @@ def timed(fn, reps):
 def child(contestant, n, probes, reps, fpr):
     """Builds one contestant of n keys and measures it; prints one JSON object."""
     absent = [address(i) for i in range(n, n + probes)]  # held before the baseline: not counted
-    import blume  # noqa: F401 - loaded before the baseline too: its code is not the structure's memory
-    import bitarray  # noqa: F401
+    import bitarray  # noqa: F401 - loaded before the baseline too: their code is not the structure's memory
+    import blume  # noqa: F401
+    import numpy  # noqa: F401 - contains_many answers in a NumPy array: not its import in the first timed loop
 
     gc.collect()
     base = rss_bytes()
