@@ -169,6 +169,9 @@ void for_each_chunk(const F& f, py::handle keys, const std::string& format, Sink
       std::uint64_t unused = 0;
       const std::string_view text = key_bytes(piece, unused);  // bytes, or str from a text file as UTF-8
       if (text.empty()) break;
+      // Without the GIL: a full chunk goes to the sink, which may wait for the filter's lock (the text is
+      // the piece's own buffer, alive while `piece` is).
+      py::gil_scoped_release release;
       split.piece(text);
     }
     py::gil_scoped_release release;
