@@ -1,10 +1,12 @@
 // BF.*: RedisBloom's scalable Bloom filter commands, replies and errors (8.x where 2.8 differs), over
 // blume's RedisBloom-compatible chain (blume/redisbloom.hpp) and its codec (blume/redisbloom_format.hpp).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <new>
 #include <span>
 #include <string>
@@ -109,16 +111,19 @@ add_outcome add(RedisModuleCtx* ctx, value_type& v, const digest& d, std::uint64
 
 /// Adds argv[first, argc) to the filter at argv[1], creating it with `c` if absent (and `create_missing`):
 /// the shared body of BF.ADD, BF.MADD and BF.INSERT.
+/// A filter this command creates gets `ttl`; an existing one keeps its expiry.
 int add_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, int first, bool multi, bool create_missing,
-              const creation& c) {
+              const creation& c, const key_ttl& ttl = {}) {
   open_key key(ctx, argv[1], api::open_read | api::open_write);
   value_type* v = key.value<value_type>(bloom_type);
+  bool created = false;
   if (v == nullptr) {
     if (key.wrong_type(bloom_type)) return reply_error(ctx, api::errormsg_wrongtype);
     if (!create_missing) return reply_error(ctx, not_found);
     std::string error;
     v = create(ctx, key, c, &error);
     if (v == nullptr) return reply_error(ctx, error.c_str());
+    created = true;
   }
   if (multi) api::ReplyWithArray(ctx, api::postponed_len);
   long replies = 0;
@@ -153,14 +158,29 @@ int add_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, int first
   }
   if (multi) api::ReplySetArrayLength(ctx, replies);
   api::ReplicateVerbatim(ctx);
+  if (created) apply_ttl(ctx, key, argv[1], ttl);
   return api::ok;
 }
 
 // ---- commands ---------------------------------------------------------------------------------------
 
-/// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
+/// Whether an existing chain is the one BF.RESERVE would create with `c` (for IFNOTEXISTS).
+bool reserved_as(const value_type& v, const creation& c) {
+  const auto& chain = v.chain;
+  return chain.capacity() == static_cast<std::uint64_t>(c.capacity) && chain.target_fpr() == c.error_rate &&
+         chain.options().scaling == c.scaling && chain.options().growth == static_cast<double>(c.expansion);
+}
+
+/// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING] [TTL seconds] [IFNOTEXISTS]
+/// TTL and IFNOTEXISTS are ours; without them the command is RedisBloom's, arity and errors included.
 int reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  if (argc < 4 || argc > 7) return api::WrongArity(ctx);
+  const int ttl_at = argc >= 4 ? find_word(argv, argc, 4, "TTL") : -1;
+  const int ifnotexists_at = argc >= 4 ? find_word(argv, argc, 4, "IFNOTEXISTS") : -1;
+  const int ours = (ttl_at >= 0 ? 2 : 0) + (ifnotexists_at >= 0 ? 1 : 0);
+  if (argc - ours < 4 || argc - ours > 7) return api::WrongArity(ctx);
+  key_ttl ttl;
+  if (ttl_at >= 0)
+    if (const char* e = parse_ttl(argv, argc, ttl_at, &ttl)) return reply_error(ctx, e);
   const auto rate = to_double(argv[2]);
   if (!rate) return reply_error(ctx, "ERR bad error rate");
   if (!(*rate > 0 && *rate < 1)) return reply_error(ctx, "ERR error rate must be in the range (0.000000, 1.000000)");
@@ -185,14 +205,23 @@ int reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     expansion = *e;
     if (*e == 0) scaling = false;
   }
+  const creation wanted{error_rate, *capacity, expansion, scaling};
   open_key key(ctx, argv[1], api::open_read | api::open_write);
   if (key.wrong_type(bloom_type)) return reply_error(ctx, api::errormsg_wrongtype);
-  if (!key.empty()) return reply_error(ctx, item_exists);
+  if (!key.empty()) {
+    if (ifnotexists_at < 0) return reply_error(ctx, item_exists);
+    // The same filter is already there: nothing to do (its TTL, if any, stays as it was).
+    if (reserved_as(*key.value<value_type>(bloom_type), wanted)) {
+      api::ReplyWithSimpleString(ctx, "OK");
+      return api::ok;
+    }
+    return reply_error(ctx, "ERR a filter with other parameters exists at this key");
+  }
   std::string error;
-  if (create(ctx, key, {error_rate, *capacity, expansion, scaling}, &error) == nullptr)
-    return reply_error(ctx, error.c_str());
+  if (create(ctx, key, wanted, &error) == nullptr) return reply_error(ctx, error.c_str());
   api::ReplyWithSimpleString(ctx, "OK");
   api::ReplicateVerbatim(ctx);
+  apply_ttl(ctx, key, argv[1], ttl);
   return api::ok;
 }
 
@@ -208,12 +237,14 @@ int add_many(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   return add_items(ctx, argv, argc, 2, true, true, defaults());
 }
 
-/// BF.INSERT key [CAPACITY cap] [ERROR rate] [EXPANSION exp] [NOCREATE] [NONSCALING] ITEMS item [item ...]
-/// Options are recognised by their first letters, as RedisBloom does (ERror, Expansion, Capacity,
-/// NOCreate, Nonscaling, Items).
+/// BF.INSERT key [CAPACITY cap] [ERROR rate] [EXPANSION exp] [NOCREATE] [NONSCALING] [TTL seconds]
+/// ITEMS item [item ...]
+/// RedisBloom's options are recognised by their first letters, as RedisBloom does (ERror, Expansion,
+/// Capacity, NOCreate, Nonscaling, Items); ours, TTL, only as the whole word.
 int insert(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc < 4) return api::WrongArity(ctx);
   creation c = defaults();
+  key_ttl ttl;
   bool create_missing = true;
   // bf-expansion-factor 0 starts the filter non-scaling and an EXPANSION option does not undo that
   // (RedisBloom 8 keeps the option's growth in the header all the same).
@@ -252,28 +283,30 @@ int insert(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
         }
         ++i;
         break;
-      default: return reply_error(ctx, "Unknown argument received");
+      default:
+        if (!is_word(argv[i], "TTL")) return reply_error(ctx, "Unknown argument received");
+        if (const char* e = parse_ttl(argv, argc, i, &ttl)) return reply_error(ctx, e);
+        i += 2;
+        break;
     }
   }
   if (items < 0 || items >= argc) return api::WrongArity(ctx);
   c.scaling = !nonscaling && c.expansion != 0;
-  return add_items(ctx, argv, argc, items, true, create_missing, c);
+  return add_items(ctx, argv, argc, items, true, create_missing, c, ttl);
 }
 
-/// BF.EXISTS key item / BF.MEXISTS key item [item ...]: a missing key or another type answers 0.
-int exists_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool multi) {
-  open_key key(ctx, argv[1], api::open_read);
-  const value_type* v = key.value<value_type>(bloom_type);
-  if (multi) api::ReplyWithArray(ctx, argc - 2);
+/// Answers whether each of argv[first, argc) may be in `v` (a null `v` answers 0 for all).
+void reply_exists(RedisModuleCtx* ctx, const value_type* v, RedisModuleString** argv, int argc, int first, bool multi) {
+  if (multi) api::ReplyWithArray(ctx, argc - first);
   if (v == nullptr) {
-    for (int i = 2; i < argc; ++i) reply_bool(ctx, false);
-    return api::ok;
+    for (int i = first; i < argc; ++i) reply_bool(ctx, false);
+    return;
   }
   // Hash the whole call first and prefetch each item's first probe in the newest layer, so the lookups
   // of one call overlap their cache misses instead of taking them one after another.
   constexpr int batch = 32;
   digest digests[batch];
-  for (int start = 2; start < argc; start += batch) {
+  for (int start = first; start < argc; start += batch) {
     const int n = std::min(batch, argc - start);
     for (int j = 0; j < n; ++j) {
       digests[j] = v->chain.hash(text(argv[start + j]));
@@ -281,6 +314,12 @@ int exists_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool m
     }
     for (int j = 0; j < n; ++j) reply_bool(ctx, v->chain.contains(digests[j]));
   }
+}
+
+/// BF.EXISTS key item / BF.MEXISTS key item [item ...]: a missing key or another type answers 0.
+int exists_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool multi) {
+  open_key key(ctx, argv[1], api::open_read);
+  reply_exists(ctx, key.value<value_type>(bloom_type), argv, argc, 2, multi);
   return api::ok;
 }
 int exists_one(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
@@ -299,7 +338,16 @@ const value_type* existing(RedisModuleCtx* ctx, const open_key& key) {
   return v;
 }
 
-/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]
+/// An estimated number of items as an integer; a chain with a full layer has no finite estimate.
+void reply_estimate(RedisModuleCtx* ctx, double n) {
+  if (!std::isfinite(n)) {
+    api::ReplyWithError(ctx, "ERR the filter is saturated (a layer has every bit set): no estimate");
+    return;
+  }
+  api::ReplyWithLongLong(ctx, std::llround(n));
+}
+
+/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION | ESTIMATE]
 int info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc < 2 || argc > 3) return api::WrongArity(ctx);
   open_key key(ctx, argv[1], api::open_read);
@@ -331,6 +379,21 @@ int info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     }
   };
   if (argc == 3) {
+    if (is_word(argv[2], "ESTIMATE")) {  // ours: the count from the fill, beside "Number of items inserted"
+      const double n = v->chain.estimated_count();
+      if (!std::isfinite(n)) {
+        reply_estimate(ctx, n);
+        return api::ok;
+      }
+      if (map) {
+        api::ReplyWithMap(ctx, 1);
+        api::ReplyWithSimpleString(ctx, "Estimated items");
+      } else {
+        api::ReplyWithArray(ctx, 1);
+      }
+      reply_estimate(ctx, n);
+      return api::ok;
+    }
     for (const field& f : fields) {
       if (!is_word(argv[2], f.word)) continue;
       if (map) {
@@ -436,6 +499,139 @@ int loadchunk(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   return api::ok;
 }
 
+// ---- beyond RedisBloom ------------------------------------------------------------------------------
+
+/// BF.QUERY key [STRICT] ITEMS item [item ...]: BF.MEXISTS's answers, where no item can be taken for an
+/// option; STRICT makes a missing key an error instead of all zeros.
+int query(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc < 4) return api::WrongArity(ctx);
+  int at = 2;
+  const bool strict = is_word(argv[at], "STRICT");
+  if (strict) ++at;
+  if (at >= argc || !is_word(argv[at], "ITEMS")) return reply_error(ctx, "ERR syntax error: expected [STRICT] ITEMS");
+  if (++at >= argc) return api::WrongArity(ctx);
+  open_key key(ctx, argv[1], api::open_read);
+  const value_type* v = strict ? existing(ctx, key) : key.value<value_type>(bloom_type);
+  if (v == nullptr && strict) return api::ok;
+  reply_exists(ctx, v, argv, argc, at, true);
+  return api::ok;
+}
+
+/// The filter at `name` for a command over several keys: null after an error reply.
+const value_type* existing_at(RedisModuleCtx* ctx, std::vector<std::unique_ptr<open_key>>& keys,
+                              RedisModuleString* name) {
+  keys.push_back(std::make_unique<open_key>(ctx, name, api::open_read));
+  return existing(ctx, *keys.back());
+}
+
+/// Whether two filters can be combined bit for bit: the chain's parameters and every layer's geometry,
+/// and RedisBloom's encoding options (an old power-of-two layer probes differently).
+bool check_combinable(RedisModuleCtx* ctx, const value_type& a, const value_type& b, const char* operation) {
+  try {
+    a.chain.check_compatible(b.chain, operation);
+    if (a.options != b.options)
+      throw incompatible_filters(std::string("cannot ") + operation + " filters: their encoding options differ");
+    return true;
+  } catch (const incompatible_filters& e) {
+    const std::string msg = std::string("ERR ") + e.what();
+    reply_error(ctx, msg.c_str());
+    return false;
+  }
+}
+
+/// BF.ESTIMATE key: items estimated from the fill, n* = −(m/k)·ln(1 − X/m) summed over the layers.
+/// BF.ESTIMATE key1 key2 UNION | INTERSECTION | JACCARD: the same for two filters' sets.
+int estimate(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  // One key or two, then a word: no fixed key range describes that, so the server asks the command.
+  if (api::IsKeysPositionRequest(ctx) != 0) {
+    if (argc >= 2) api::KeyAtPos(ctx, 1);
+    if (argc == 4) api::KeyAtPos(ctx, 2);
+    return api::ok;
+  }
+  if (argc != 2 && argc != 4) return api::WrongArity(ctx);
+  std::vector<std::unique_ptr<open_key>> keys;
+  const value_type* a = existing_at(ctx, keys, argv[1]);
+  if (a == nullptr) return api::ok;
+  if (argc == 2) {
+    reply_estimate(ctx, a->chain.estimated_count());
+    return api::ok;
+  }
+  enum class pair { union_, intersection, jaccard };
+  pair what;
+  if (is_word(argv[3], "UNION")) {
+    what = pair::union_;
+  } else if (is_word(argv[3], "INTERSECTION")) {
+    what = pair::intersection;
+  } else if (is_word(argv[3], "JACCARD")) {
+    what = pair::jaccard;
+  } else {
+    return reply_error(ctx, "ERR syntax error: expected UNION, INTERSECTION or JACCARD");
+  }
+  const value_type* b = existing_at(ctx, keys, argv[2]);
+  if (b == nullptr || !check_combinable(ctx, *a, *b, "estimate the union of")) return api::ok;
+  switch (what) {
+    case pair::union_: reply_estimate(ctx, estimate_union(a->chain, b->chain)); break;
+    case pair::intersection: {
+      const double u = estimate_union(a->chain, b->chain);
+      if (!std::isfinite(u)) {
+        reply_estimate(ctx, u);
+      } else {
+        reply_estimate(ctx, estimate_intersection(a->chain, b->chain));
+      }
+      break;
+    }
+    case pair::jaccard: {
+      const double u = estimate_union(a->chain, b->chain);
+      if (!std::isfinite(u)) {
+        reply_estimate(ctx, u);
+      } else {
+        api::ReplyWithDouble(ctx, estimate_jaccard(a->chain, b->chain));
+      }
+      break;
+    }
+  }
+  return api::ok;
+}
+
+/// BF.MERGE dest src [src ...]: dest becomes the union of itself (when it exists) and the sources, which
+/// must match it in every parameter and layer (a scaled filter merges layer by layer). Nothing changes
+/// unless every source qualifies. Items added (BF.CARD) add up, duplicates included.
+int merge(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc < 3) return api::WrongArity(ctx);
+  open_key dest(ctx, argv[1], api::open_read | api::open_write);
+  value_type* d = dest.value<value_type>(bloom_type);
+  if (d == nullptr && dest.wrong_type(bloom_type)) return reply_error(ctx, api::errormsg_wrongtype);
+  std::vector<std::unique_ptr<open_key>> keys;
+  std::vector<const value_type*> sources;
+  for (int i = 2; i < argc; ++i) {
+    const value_type* s = existing_at(ctx, keys, argv[i]);
+    if (s == nullptr) return api::ok;
+    // A key named twice, or dest among the sources, is one set: merging it again would only inflate the
+    // count of adds.
+    if (s != d && std::find(sources.begin(), sources.end(), s) == sources.end()) sources.push_back(s);
+  }
+  const value_type* base = d != nullptr ? d : sources.front();
+  for (const value_type* s : sources)
+    if (!check_combinable(ctx, *base, *s, "merge")) return api::ok;
+  try {
+    if (d == nullptr) {
+      const std::uint64_t size = reported_size(*base);
+      if (!within_filter_limit(ctx, size)) return reply_error(ctx, over_limit_reply(size, memory_limit()).c_str());
+      if (!memory_allows(ctx, size)) return reply_error(ctx, "ERR Insufficient memory to create filter");
+      auto fresh = std::make_unique<value_type>(*base);
+      for (std::size_t i = 1; i < sources.size(); ++i) fresh->chain.merge(sources[i]->chain);
+      api::ModuleTypeSetValue(dest.get(), bloom_type, fresh.release());
+    } else {
+      for (const value_type* s : sources) d->chain.merge(s->chain);
+    }
+  } catch (const std::bad_alloc&) {
+    return reply_error(ctx, "ERR Insufficient memory to create filter");
+  }
+  api::ReplyWithSimpleString(ctx, "OK");
+  api::ReplicateVerbatim(ctx);
+  return api::ok;
+}
+
 // ---- the data type -------------------------------------------------------------------------------------
 
 void* bloom_rdb_load(RedisModuleIO* io, int encver) { return rdb_load_with(io, encver, load_bloom); }
@@ -472,6 +668,9 @@ bool register_bloom(RedisModuleCtx* ctx) {
       {"bf.debug", debug, "readonly fast"},
       {"bf.scandump", scandump, "readonly fast"},
       {"bf.loadchunk", loadchunk, "write deny-oom"},
+      {"bf.query", query, "readonly fast"},
+      {"bf.estimate", estimate, "readonly getkeys-api", 1, 1, 1},
+      {"bf.merge", merge, "write deny-oom", 1, -1, 1},
   };
   bloom_type = data_type<bloom_traits>::create(ctx, "MBbloom--", encoding_version, commands);
   return bloom_type != nullptr;

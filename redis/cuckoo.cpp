@@ -102,9 +102,12 @@ bool too_many_filters(const value_type& v) {
 
 // ---- commands ---------------------------------------------------------------------------------------
 
-/// CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n]
+/// CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n] [TTL seconds] (TTL is ours)
 int reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc < 3 || argc % 2 == 0) return api::WrongArity(ctx);
+  key_ttl ttl;
+  if (const int at = find_word(argv, argc, 3, "TTL"); at >= 0)
+    if (const char* e = parse_ttl(argv, argc, at, &ttl)) return reply_error(ctx, e);
   const auto capacity = to_integer(argv[2]);
   if (!capacity) return reply_error(ctx, "Bad capacity");
   const module_config& c = config();
@@ -146,6 +149,7 @@ int reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     return reply_error(ctx, error.c_str());
   api::ReplyWithSimpleString(ctx, "OK");
   api::ReplicateVerbatim(ctx);
+  apply_ttl(ctx, key, argv[1], ttl);
   return api::ok;
 }
 

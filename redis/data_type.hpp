@@ -69,16 +69,18 @@ void* rdb_load_with(RedisModuleIO* io, int encver, Load load) {
   return v.release();
 }
 
+/// A command and where its keys are (1-based argv positions; a negative last counts from the end). Most
+/// take one key, argv[1]; Redis Cluster routes by these positions and refuses keys of different slots.
 struct command {
   const char* name;
   api::command_func fn;
   const char* flags;
+  int first_key = 1, last_key = 1, key_step = 1;
 };
 
-/// Creates every command with key specification 1,1,1 (the key is argv[1]), so Redis Cluster routes it.
 inline bool create_commands(RedisModuleCtx* ctx, std::span<const command> commands) {
   for (const command& c : commands)
-    if (api::CreateCommand(ctx, c.name, c.fn, c.flags, 1, 1, 1) != api::ok) return false;
+    if (api::CreateCommand(ctx, c.name, c.fn, c.flags, c.first_key, c.last_key, c.key_step) != api::ok) return false;
   return true;
 }
 

@@ -40,6 +40,12 @@
 // | FreeServerInfo               | void (Ctx*, Data*)  (pass the same ctx as GetServerInfo)      | 6.0.0 | D S T |
 // | GetUsedMemoryRatio           | float (void)  (`movss` into xmm0: a float, not a double)      | 6.0.0 | D S T |
 // | TryAlloc                     | void* (size_t); NULL instead of aborting the server           | 7.0.0 | D S T |
+// | Replicate                    | int (Ctx*, const char *cmd, const char *fmt, ...); after      | 4.0.0 | D S T |
+// |                              | ReplicateVerbatim in one command, both go out in MULTI/EXEC   |       |       |
+// | IsKeysPositionRequest        | int (Ctx*); with flag "getkeys-api", a call that only asks    | 4.0.0 | D S T |
+// | KeyAtPos                     | void (Ctx*, int pos) answers it, one key at a time            | 4.0.0 | D S T |
+// | SetExpire                    | int (Key*, long long ms from now); ERR for an empty key       | 4.0.0 | D S T |
+// | Milliseconds                 | long long (void): Unix time in ms                             | 4.0.0 | D S T |
 // | TryCalloc / TryRealloc       | void* (size_t n, size_t size) / void* (void*, size_t);        | 7.4.0 | D, T  |
 // |                              | optional: the lookup fails on 7.0.15, the pointers stay null  |       |       |
 //
@@ -306,6 +312,15 @@ inline RedisModuleType* (*ModuleTypeGetType)(RedisModuleKey* key) = nullptr;
 inline void* (*ModuleTypeGetValue)(RedisModuleKey* key) = nullptr;
 inline int (*ModuleTypeSetValue)(RedisModuleKey* key, RedisModuleType* mt, void* value) = nullptr;  // frees the old
 inline int (*ReplicateVerbatim)(RedisModuleCtx* ctx) = nullptr;
+/// Propagates a command of the module's choosing (format letters as EmitAOF's) after this one.
+inline int (*Replicate)(RedisModuleCtx* ctx, const char* cmdname, const char* fmt, ...) = nullptr;
+/// Sets a key's time to live in milliseconds from now; the key must be open for writing and not empty.
+inline int (*SetExpire)(RedisModuleKey* key, long long milliseconds) = nullptr;
+/// The server's clock in Unix milliseconds.
+inline long long (*Milliseconds)() = nullptr;
+/// For a command flagged "getkeys-api": whether this call only asks where the keys are, and the answer.
+inline int (*IsKeysPositionRequest)(RedisModuleCtx* ctx) = nullptr;
+inline void (*KeyAtPos)(RedisModuleCtx* ctx, int pos) = nullptr;
 
 // RDB I/O (inside rdb_save / rdb_load)
 inline void (*SaveUnsigned)(RedisModuleIO* io, std::uint64_t value) = nullptr;
@@ -402,6 +417,11 @@ inline bool resolve(lookup_func lookup, const char** missing = nullptr) {
   required("RedisModule_ModuleTypeGetValue", ModuleTypeGetValue);
   required("RedisModule_ModuleTypeSetValue", ModuleTypeSetValue);
   required("RedisModule_ReplicateVerbatim", ReplicateVerbatim);
+  required("RedisModule_Replicate", Replicate);
+  required("RedisModule_SetExpire", SetExpire);
+  required("RedisModule_Milliseconds", Milliseconds);
+  required("RedisModule_IsKeysPositionRequest", IsKeysPositionRequest);
+  required("RedisModule_KeyAtPos", KeyAtPos);
   required("RedisModule_SaveUnsigned", SaveUnsigned);
   required("RedisModule_LoadUnsigned", LoadUnsigned);
   required("RedisModule_SaveStringBuffer", SaveStringBuffer);

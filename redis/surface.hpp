@@ -96,6 +96,32 @@ class open_key {
   RedisModuleKey* key_;
 };
 
+/// The TTL option of BF.RESERVE, BF.INSERT and CF.RESERVE: seconds the key lives after the command
+/// creates it.
+struct key_ttl {
+  long long seconds = 0;                                      // 0: no TTL given
+  static constexpr long long max_seconds = 10'000'000'000LL;  // about 317 years; ms fit with room to spare
+};
+
+/// Reads `TTL seconds` at argv[at] (found by the caller); an error reply (returned) for a bad value.
+inline const char* parse_ttl(RedisModuleString** argv, int argc, int at, key_ttl* out) noexcept {
+  if (at + 1 >= argc) return "ERR TTL needs a number of seconds";
+  const auto s = to_integer(argv[at + 1]);
+  if (!s || *s < 1 || *s > key_ttl::max_seconds) return "ERR TTL must be an integer in the range [1, 10000000000]";
+  out->seconds = *s;
+  return nullptr;
+}
+
+/// Gives a key the command just created its TTL. Replicas and the AOF get the absolute expiry
+/// (PEXPIREAT after the command itself), so a replayed or replicated command does not restart the clock.
+inline void apply_ttl(RedisModuleCtx* ctx, const open_key& key, RedisModuleString* name, const key_ttl& ttl) noexcept {
+  if (ttl.seconds == 0) return;
+  const long long ms = ttl.seconds * 1000;
+  const long long at = api::Milliseconds() + ms;
+  api::SetExpire(key.get(), ms);
+  api::Replicate(ctx, "PEXPIREAT", "sl", name, at);
+}
+
 inline constexpr char not_found[] = "ERR not found";
 inline constexpr char item_exists[] = "ERR item exists";
 

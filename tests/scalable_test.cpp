@@ -155,6 +155,37 @@ TEST(ScalableFilter, MergeOfChainsWithTheSameShapeIsTheirUnion) {
                                    "layer counts"));
 }
 
+TEST(ScalableFilter, AMergeRefusedForAnyLayerChangesNoLayer) {
+  scalable a(1000, 0.01), scaling_off(1000, 0.01, {.scaling = false});
+  for (std::uint64_t i = 0; i < 500; ++i) a.insert(present_key(i));
+  const scalable before = a;
+  EXPECT_TRUE(blume_test::mentions(blume_test::message_of<blume::incompatible_filters>([&] { a.merge(scaling_off); }),
+                                   "scaling"));
+  EXPECT_TRUE(a == before);
+}
+
+TEST(ScalableFilter, UnionIntersectionAndJaccardEstimatesFollowTheSets) {
+  // Two-layer chains: 0..2999 and 2000..4999 overlap in 1000 keys; each chain holds 3000 keys.
+  scalable a(2000, 0.01), b(2000, 0.01);
+  for (std::uint64_t i = 0; i < 3000; ++i) a.insert(present_key(i));
+  for (std::uint64_t i = 2000; i < 5000; ++i) b.insert(present_key(i));
+  ASSERT_EQ(a.layers().size(), 2u);
+  ASSERT_EQ(b.layers().size(), 2u);
+  scalable merged = a;
+  merged.merge(b);
+  EXPECT_DOUBLE_EQ(blume::estimate_union(a, b), merged.estimated_count());
+  // Keys 2000..2999 sit in a's second layer and b's first, so the layer-wise union counts them twice.
+  EXPECT_NEAR(blume::estimate_union(a, b), 6000, 6000 * 0.05);
+  EXPECT_NEAR(blume::estimate_intersection(a, b), 0, 100);
+  scalable c(4000, 0.01), d(4000, 0.01);
+  for (std::uint64_t i = 0; i < 3000; ++i) c.insert(present_key(i));
+  for (std::uint64_t i = 2000; i < 5000; ++i) d.insert(present_key(i));
+  EXPECT_NEAR(blume::estimate_union(c, d), 5000, 5000 * 0.03);
+  EXPECT_NEAR(blume::estimate_intersection(c, d), 1000, 1000 * 0.15);
+  EXPECT_NEAR(blume::estimate_jaccard(c, d), 0.2, 0.03);
+  EXPECT_THROW(blume::estimate_union(a, c), blume::incompatible_filters);
+}
+
 TEST(ScalableFilter, ClearLeavesOneEmptyLayer) {
   scalable f = filled(100, 0.01, 1000);
   f.clear();

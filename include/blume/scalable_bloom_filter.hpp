@@ -209,7 +209,8 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
     add_layer();
   }
 
-  /// Layer-wise union of two chains with the same parameters and layer count.
+  /// Layer-wise union of two chains with the same parameters and layer count. Every layer is checked
+  /// before any is changed, so a refused merge leaves this chain as it was.
   void merge(const scalable_bloom_filter& other) {
     check_compatible(other, "merge");
     for (std::size_t i = 0; i < layers_.size(); ++i) {
@@ -228,8 +229,11 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
       fail("growth or tightening", detail::format_number(options_.growth),
            detail::format_number(other.options_.growth));
     if (seed() != other.seed()) fail("seeds", std::to_string(seed()), std::to_string(other.seed()));
+    if (options_.scaling != other.options_.scaling)
+      fail("scaling", options_.scaling ? "scaling" : "non-scaling", other.options_.scaling ? "scaling" : "non-scaling");
     if (layers_.size() != other.layers_.size())
       fail("layer counts", std::to_string(layers_.size()), std::to_string(other.layers_.size()));
+    for (std::size_t i = 0; i < layers_.size(); ++i) layers_[i].check_compatible(other.layers_[i], operation);
   }
 
   /// Items added (inserts that set at least one new bit), over all layers.
@@ -495,5 +499,31 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
 };
 
 static_assert(serializable_filter<scalable_bloom_filter<>>);
+
+/// Estimated distinct items in the union of two compatible chains: the estimate of the chain merge()
+/// would make, layer by layer, without building it. An item that landed in different layers of the two
+/// chains counts once per layer, so past their first layer this overstates the union a little.
+template <class Layer, class Plan>
+double estimate_union(const scalable_bloom_filter<Layer, Plan>& a, const scalable_bloom_filter<Layer, Plan>& b) {
+  a.check_compatible(b, "estimate the union of");
+  double n = 0;
+  for (std::size_t i = 0; i < a.layers().size(); ++i) n += estimate_union(a.layers()[i], b.layers()[i]);
+  return n;
+}
+
+/// n(A) + n(B) − n(A ∪ B) over the chains' fill, never below zero.
+template <class Layer, class Plan>
+double estimate_intersection(const scalable_bloom_filter<Layer, Plan>& a, const scalable_bloom_filter<Layer, Plan>& b) {
+  const double u = estimate_union(a, b);
+  return std::max(0.0, a.estimated_count() + b.estimated_count() - u);
+}
+
+/// |A ∩ B| / |A ∪ B| from the two estimates (0 when both are empty).
+template <class Layer, class Plan>
+double estimate_jaccard(const scalable_bloom_filter<Layer, Plan>& a, const scalable_bloom_filter<Layer, Plan>& b) {
+  const double u = estimate_union(a, b);
+  if (u <= 0) return 0.0;
+  return std::max(0.0, a.estimated_count() + b.estimated_count() - u) / u;
+}
 
 }  // namespace blume
