@@ -1,5 +1,5 @@
 // Writes the seed corpora of the Redis harnesses (fuzz/corpus/redis_*/) from the module's own encoders:
-// a few small Bloom and cuckoo filters, as LOADCHUNK streams and as RDB records. Regenerate with
+// a few small Bloom, cuckoo and counting filters, as LOADCHUNK streams and as RDB records. Regenerate with
 //   clang++-14 -std=c++20 -I include fuzz/redis_seeds.cpp redis/codec.cpp -lxxhash -o seeds
 //   ./seeds fuzz/corpus
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../redis/codec.hpp"  // relative: the harnesses need no include path of their own
+#include "../redis/counting_codec.hpp"
 
 namespace rb = blume::redisbloom;
 using namespace blume::redis;
@@ -52,6 +53,16 @@ rb::bloom_value bloom(std::uint64_t capacity, double fpr, std::uint32_t growth, 
 rb::cuckoo_value cuckoo(std::uint64_t capacity, std::uint32_t bucket_size, std::uint32_t expansion, int items) {
   rb::cuckoo_value v = rb::make_cuckoo(capacity, bucket_size, 20, expansion);
   for (int i = 0; i < items; ++i) rb::cuckoo_insert(v, v.filter.hash("item" + std::to_string(i)));
+  return v;
+}
+
+template <class F>
+counting_codec::value_type counting(std::uint64_t capacity, double fpr, int items) {
+  counting_codec::value_type v;
+  F f(capacity, fpr);
+  for (int i = 0; i < items; ++i) f.insert(f.hash("item" + std::to_string(i)));
+  v.filter.emplace(std::in_place_type<F>, std::move(f));
+  v.design = {capacity, fpr};
   return v;
 }
 
@@ -99,6 +110,29 @@ int main(int argc, char** argv) {
     out.save_unsigned(v.items);
     out.save_string(v.filter.slot_bytes(0));
     write(root / "redis_cf_rdb", "encoding3", std::string(1, char(3)) + out.bytes());
+  }
+  std::vector<std::pair<std::string, counting_codec::value_type>> countings;
+  countings.emplace_back("small4", counting<blume::redis::counting4>(100, 0.01, 40));
+  countings.emplace_back("small8", counting<blume::redis::counting8>(50, 0.05, 30));
+  for (const auto& [name, v] : countings) {
+    write(root / "redis_cbf_chunk", name,
+          chunk_stream(v, counting_codec::header(v), true, [](const counting_codec::value_type& x, long long it) {
+            return counting_codec::chunk(x, it, 64);
+          }));
+    byte_rdb_writer out;
+    counting_codec::save(out, v);
+    write(root / "redis_cbf_rdb", name, out.bytes());
+  }
+  // A value LOADCHUNK is still filling: its header and the first 64 payload bytes.
+  {
+    const auto& whole = countings[0].second;
+    auto pending = counting_codec::from_header(counting_codec::header(whole), 1 << 20);
+    const rb::chunk first = counting_codec::chunk(whole, 1, 64);
+    std::string why;
+    counting_codec::load_chunk(*pending, first.next, first.bytes, &why);
+    byte_rdb_writer out;
+    counting_codec::save(out, *pending);
+    write(root / "redis_cbf_rdb", "pending", out.bytes());
   }
   return 0;
 }

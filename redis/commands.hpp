@@ -1,4 +1,5 @@
-// Registration of the module's data types and commands (bloom.cpp: BF.*, cuckoo.cpp: CF.*).
+// Registration of the module's data types and commands (bloom.cpp: BF.*, cuckoo.cpp: CF.*,
+// counting.cpp: CBF.*).
 #pragma once
 
 #include "module_api.hpp"
@@ -9,5 +10,7 @@ namespace blume::redis {
 bool register_bloom(RedisModuleCtx* ctx);
 /// The MBbloomCF type and CF.*.
 bool register_cuckoo(RedisModuleCtx* ctx);
+/// blume's own counting Bloom filter type, blume-CBF, and CBF.*.
+bool register_counting(RedisModuleCtx* ctx);
 
 }  // namespace blume::redis

@@ -18,7 +18,9 @@ extern "C" __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisMo
   // A corrupt RESTORE payload or RDB answers "Bad data format" instead of stopping the server.
   api::SetModuleOptions(ctx, api::options_handle_io_errors);
   if (!blume::redis::register_configs(ctx)) return api::err;
-  if (!blume::redis::register_bloom(ctx) || !blume::redis::register_cuckoo(ctx)) return api::err;
+  if (!blume::redis::register_bloom(ctx) || !blume::redis::register_cuckoo(ctx) ||
+      !blume::redis::register_counting(ctx))
+    return api::err;
   if (api::LoadConfigs(ctx) != api::ok) return api::err;
   // Load-time arguments come last, so they win over the defaults LoadConfigs applies.
   if (!blume::redis::apply_load_arguments(ctx, argv, argc)) return api::err;

@@ -44,6 +44,7 @@
 // |                              | ReplicateVerbatim in one command, both go out in MULTI/EXEC   |       |       |
 // | IsKeysPositionRequest        | int (Ctx*); with flag "getkeys-api", a call that only asks    | 4.0.0 | D S T |
 // | KeyAtPos                     | void (Ctx*, int pos) answers it, one key at a time            | 4.0.0 | D S T |
+// | DeleteKey                    | int (Key*); the key must be open for writing                  | 4.0.0 | D S T |
 // | SetExpire                    | int (Key*, long long ms from now); ERR for an empty key       | 4.0.0 | D S T |
 // | Milliseconds                 | long long (void): Unix time in ms                             | 4.0.0 | D S T |
 // | TryCalloc / TryRealloc       | void* (size_t n, size_t size) / void* (void*, size_t);        | 7.4.0 | D, T  |
@@ -314,6 +315,8 @@ inline int (*ModuleTypeSetValue)(RedisModuleKey* key, RedisModuleType* mt, void*
 inline int (*ReplicateVerbatim)(RedisModuleCtx* ctx) = nullptr;
 /// Propagates a command of the module's choosing (format letters as EmitAOF's) after this one.
 inline int (*Replicate)(RedisModuleCtx* ctx, const char* cmdname, const char* fmt, ...) = nullptr;
+/// Removes the key (open for writing) and its value.
+inline int (*DeleteKey)(RedisModuleKey* key) = nullptr;
 /// Sets a key's time to live in milliseconds from now; the key must be open for writing and not empty.
 inline int (*SetExpire)(RedisModuleKey* key, long long milliseconds) = nullptr;
 /// The server's clock in Unix milliseconds.
@@ -418,6 +421,7 @@ inline bool resolve(lookup_func lookup, const char** missing = nullptr) {
   required("RedisModule_ModuleTypeSetValue", ModuleTypeSetValue);
   required("RedisModule_ReplicateVerbatim", ReplicateVerbatim);
   required("RedisModule_Replicate", Replicate);
+  required("RedisModule_DeleteKey", DeleteKey);
   required("RedisModule_SetExpire", SetExpire);
   required("RedisModule_Milliseconds", Milliseconds);
   required("RedisModule_IsKeysPositionRequest", IsKeysPositionRequest);

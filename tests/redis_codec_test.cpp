@@ -13,6 +13,8 @@
 #include <string_view>
 
 #include "codec.hpp"
+#include "counting_codec.hpp"
+#include "forge.hpp"
 
 namespace {
 
@@ -266,3 +268,99 @@ TEST(RedisLoadchunkHeaders, FilterMemoryIsRedisBloomsSize) {
 }
 
 }  // namespace
+
+// ---- blume's own types (native.hpp): CBF -------------------------------------------------------------
+
+namespace {
+
+counting_codec::value_type counting_value(int items) {
+  counting_codec::value_type v;
+  counting4 f(1000, 0.01);
+  for (int i = 0; i < items; ++i) f.insert(f.hash("item" + std::to_string(i)));
+  v.filter.emplace(std::in_place_type<counting4>, std::move(f));
+  v.design = {1000, 0.01};
+  return v;
+}
+
+std::string record_of(const counting_codec::value_type& v) {
+  byte_rdb_writer out;
+  counting_codec::save(out, v);
+  return out.bytes();
+}
+
+}  // namespace
+
+TEST(RedisNativeCodec, TheStreamIsTheFileFormatsBytes) {
+  const auto v = counting_value(300);
+  std::string stream = counting_codec::header(v);
+  for (long long it = 1;;) {
+    const rb::chunk c = counting_codec::chunk(v, it, 1000);
+    if (c.next == 0) break;
+    stream.append(reinterpret_cast<const char*>(c.bytes.data()), c.bytes.size());
+    it = c.next;
+  }
+  const auto file = blume::to_bytes(std::get<counting4>(*v.filter), v.design);
+  EXPECT_EQ(stream, std::string(reinterpret_cast<const char*>(file.data()), file.size()));
+}
+
+TEST(RedisNativeCodec, CompleteAndPendingRecordsRoundTrip) {
+  const auto v = counting_value(300);
+  const std::string record = record_of(v);
+  byte_rdb_reader in(bytes_of(record));
+  std::string why;
+  const auto back = counting_codec::load(in, 1, 1 << 20, &why);
+  ASSERT_NE(back, nullptr) << why;
+  EXPECT_EQ(in.remaining(), 0u);
+  EXPECT_TRUE(back->complete());
+  EXPECT_EQ(record_of(*back), record);
+  EXPECT_TRUE(std::get<counting4>(*back->filter).contains(std::get<counting4>(*back->filter).hash("item7")));
+
+  // Half-loaded: the header and the first chunk; it saves as it is and completes after loading.
+  auto pending = counting_codec::from_header(counting_codec::header(v), 1 << 20);
+  const rb::chunk first = counting_codec::chunk(v, 1, 1000);
+  ASSERT_EQ(counting_codec::load_chunk(*pending, first.next, first.bytes, &why), counting_codec::chunk_status::ok);
+  const std::string half = record_of(*pending);
+  byte_rdb_reader half_in(bytes_of(half));
+  auto reloaded = counting_codec::load(half_in, 1, 1 << 20, &why);
+  ASSERT_NE(reloaded, nullptr) << why;
+  EXPECT_FALSE(reloaded->complete());
+  const rb::chunk second = counting_codec::chunk(v, first.next, 1 << 20);
+  ASSERT_EQ(counting_codec::load_chunk(*reloaded, second.next, second.bytes, &why), counting_codec::chunk_status::ok);
+  ASSERT_TRUE(reloaded->complete());
+  EXPECT_EQ(record_of(*reloaded), record);
+}
+
+TEST(RedisNativeCodec, AHeaderAskingFor32GiBIsRefusedBeforeAllocating) {
+  namespace d = blume::detail;
+  std::string header = counting_codec::header(counting_value(0));
+  auto* p = reinterpret_cast<std::byte*>(header.data());
+  d::write_le<std::uint64_t>(p + d::off_bits, std::uint64_t{1} << 36);          // counters
+  d::write_le<std::uint64_t>(p + d::off_payload_size, std::uint64_t{1} << 35);  // 4 bits each
+  blume_test::fix_checksums(std::span(p, header.size()));
+  try {
+    counting_codec::from_header(header, std::uint64_t{4} << 30);
+    FAIL() << "accepted";
+  } catch (const over_limit& e) {
+    EXPECT_EQ(e.needed(), (std::uint64_t{1} << 35) + 192);
+  }
+  // Inconsistent with its geometry: a format error, whatever the limit.
+  d::write_le<std::uint64_t>(p + d::off_payload_size, 8);
+  blume_test::fix_checksums(std::span(p, header.size()));
+  EXPECT_THROW(counting_codec::from_header(header, UINT64_MAX), blume::format_error);
+}
+
+TEST(RedisNativeCodec, DamagedRecordsAreRefusedWithAReason) {
+  const std::string record = record_of(counting_value(100));
+  for (std::size_t cut = 0; cut < record.size(); cut += 7) {
+    byte_rdb_reader in(bytes_of(record.substr(0, cut)));
+    std::string why;
+    EXPECT_EQ(counting_codec::load(in, 1, 1 << 20, &why), nullptr) << cut;
+    EXPECT_FALSE(why.empty()) << cut;
+  }
+  std::string flipped = record;
+  flipped[flipped.size() - 3] ^= 1;  // a payload byte: the checksum catches it
+  byte_rdb_reader in(bytes_of(flipped));
+  std::string why;
+  EXPECT_EQ(counting_codec::load(in, 1, 1 << 20, &why), nullptr);
+  EXPECT_NE(why.find("checksum"), std::string::npos) << why;
+}

@@ -517,6 +517,27 @@ F from_bytes(std::span<const std::byte> bytes) {
   return detail::assemble<F>(h, std::move(storage));
 }
 
+/// Checks a decoded header as from_bytes does before it reads a payload: the kind is F's and the payload
+/// size is the one its geometry needs, so a reader receiving the payload in pieces (a LOADCHUNK stream, an
+/// RDB record) knows what to allocate before it allocates. Throws format_error.
+template <class F>
+void check_header(const file_header& h) {
+  detail::check_header_for<F>(h);
+}
+
+/// A filter from a checked header and its whole payload, adopted without a copy: from_bytes's payload
+/// and checksum checks for a reader that received the payload in pieces. Throws format_error.
+template <class F>
+F from_parts(const file_header& h, byte_storage payload) {
+  detail::check_header_for<F>(h);
+  if (payload.size() != h.payload_size)
+    throw format_error("payload is " + std::to_string(payload.size()) + " bytes, the header says " +
+                       std::to_string(h.payload_size));
+  detail::check_payload_for<F>(h, std::span<const std::byte>(payload.data(), payload.size()));
+  detail::check_checksum(payload.data(), h);
+  return detail::assemble<F>(h, std::move(payload));
+}
+
 /// Saves atomically (see write_file_atomically for what it guarantees, also under concurrent writers),
 /// with `design` recorded in the header.
 template <class F>
