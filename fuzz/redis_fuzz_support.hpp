@@ -7,12 +7,16 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <string>
+#include <variant>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "../redis/codec.hpp"  // relative: the harnesses need no include path of their own
+#include "../redis/native.hpp"
 
 namespace blume::redis::fuzz {
 
@@ -76,6 +80,88 @@ auto load_round_trip(const std::uint8_t* data, std::size_t size, Load load, Save
   save(out2, *w);
   if (out2.bytes() != out.bytes()) fail("save, load, save changed the record");
   return w;
+}
+
+/// The native types' RDB harness (native.hpp): a record is refused with a reason or loads within the
+/// limit; one that loads saves, loads and saves again to the same record, and a complete filter answers for
+/// an item it takes.
+template <class Codec>
+void native_rdb_round_trip(const std::uint8_t* data, std::size_t size) {
+  byte_rdb_reader in(std::as_bytes(std::span(data, size)));
+  std::string why;
+  auto v = Codec::load(in, 1, memory_limit, &why);
+  if (v == nullptr) {
+    if (why.empty()) fail("refused without a reason");
+    return;
+  }
+  if (Codec::size(*v) > memory_limit) fail("loaded a filter over the limit");
+  byte_rdb_writer out;
+  Codec::save(out, *v);
+  byte_rdb_reader again(std::as_bytes(std::span(out.bytes().data(), out.bytes().size())));
+  auto w = Codec::load(again, 1, memory_limit, &why);
+  if (w == nullptr) fail("a saved record does not load");
+  byte_rdb_writer out2;
+  Codec::save(out2, *w);
+  if (out2.bytes() != out.bytes()) fail("save, load, save changed the record");
+  if (w->complete()) {
+    std::visit(
+        [](auto& f) {
+          const blume::digest d = f.hash(std::string_view("fuzz"));
+          f.insert(d);
+          if (!f.contains(d)) fail("an inserted item is missing");
+        },
+        *w->filter);
+  }
+}
+
+/// The native types' LOADCHUNK harness: a header (u16 length, then its bytes) and chunks (i64 iterator,
+/// u16 length, bytes). A header accepted is within the limit; a chunk lands where the loaded bytes end or
+/// is refused and changes nothing; a completed filter gives SCANDUMP the payload it was loaded from.
+template <class Codec>
+void native_chunk_stream(const std::uint8_t* data, std::size_t size) {
+  input in(data, size);
+  const std::string_view header = in.bytes(in.take<std::uint16_t>());
+  std::unique_ptr<typename Codec::value_type> v;
+  try {
+    v = Codec::from_header(header, memory_limit);
+  } catch (const over_limit& e) {
+    if (e.needed() <= memory_limit) fail("over_limit below the limit");
+    return;
+  } catch (const blume::format_error&) {
+    return;
+  }
+  if (Codec::size(*v) > memory_limit) fail("accepted a header over the limit");
+  std::string loaded;
+  while (!in.empty() && !v->complete()) {
+    const auto iterator = in.take<std::int64_t>();
+    const std::string_view chunk = in.bytes(in.take<std::uint16_t>());
+    const std::uint64_t before = v->loaded;
+    std::string why;
+    const auto status = Codec::load_chunk(*v, iterator, std::as_bytes(std::span(chunk.data(), chunk.size())), &why);
+    if (status == Codec::chunk_status::corrupt) {
+      if (why.empty()) fail("a corrupt payload without a reason");
+      return;
+    }
+    if (status == Codec::chunk_status::ok) {
+      loaded += chunk;
+    } else if (v->loaded != before) {
+      fail("a refused chunk changed the loaded bytes");
+    }
+  }
+  if (!v->complete()) return;
+  // The header is written anew (a version 1 header comes back as version 2), but describes the same payload.
+  const std::string again = Codec::header(*v);
+  const blume::file_header h = blume::decode_header(std::as_bytes(std::span(again.data(), again.size())));
+  if (h.payload_size != loaded.size()) fail("SCANDUMP header describes another payload");
+  std::string walked;
+  for (long long it = 1;;) {
+    const redisbloom::chunk c = Codec::chunk(*v, it, 4096);
+    if (c.next == 0) break;
+    if (c.next <= it) fail("SCANDUMP iterator did not advance");
+    walked.append(reinterpret_cast<const char*>(c.bytes.data()), c.bytes.size());
+    it = c.next;
+  }
+  if (walked != loaded) fail("SCANDUMP returned other bytes than were loaded");
 }
 
 }  // namespace blume::redis::fuzz

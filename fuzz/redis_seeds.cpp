@@ -1,7 +1,8 @@
 // Writes the seed corpora of the Redis harnesses (fuzz/corpus/redis_*/) from the module's own encoders:
-// a few small Bloom, cuckoo and counting filters, as LOADCHUNK streams and as RDB records. Regenerate with
+// a few small Bloom, cuckoo, counting and aging filters, as LOADCHUNK streams and as RDB records. Regenerate with
 //   clang++-14 -std=c++20 -I include fuzz/redis_seeds.cpp redis/codec.cpp -lxxhash -o seeds
 //   ./seeds fuzz/corpus
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +12,7 @@
 
 #include "../redis/codec.hpp"  // relative: the harnesses need no include path of their own
 #include "../redis/counting_codec.hpp"
+#include "../redis/window_codec.hpp"
 
 namespace rb = blume::redisbloom;
 using namespace blume::redis;
@@ -63,6 +65,16 @@ counting_codec::value_type counting(std::uint64_t capacity, double fpr, int item
   for (int i = 0; i < items; ++i) f.insert(f.hash("item" + std::to_string(i)));
   v.filter.emplace(std::in_place_type<F>, std::move(f));
   v.design = {capacity, fpr};
+  return v;
+}
+
+window_codec::value_type window(std::uint64_t items, std::int64_t seconds, int added) {
+  const window_filter::time_point t0{std::chrono::seconds(1'800'000'000)};
+  window_codec::value_type v;
+  window_filter f(items, 0.01, std::chrono::seconds(seconds), window_filter::hasher_type::default_seed, t0);
+  for (int i = 0; i < added; ++i) f.insert(f.hash("item" + std::to_string(i)), t0 + std::chrono::seconds(i));
+  v.filter.emplace(std::move(f));
+  v.design = {items, 0.01};
   return v;
 }
 
@@ -122,6 +134,18 @@ int main(int argc, char** argv) {
     byte_rdb_writer out;
     counting_codec::save(out, v);
     write(root / "redis_cbf_rdb", name, out.bytes());
+  }
+  std::vector<std::pair<std::string, window_codec::value_type>> windows;
+  windows.emplace_back("items", window(64, 0, 100));
+  windows.emplace_back("seconds", window(64, 30, 50));
+  for (const auto& [name, v] : windows) {
+    write(root / "redis_wbf_chunk", name,
+          chunk_stream(v, window_codec::header(v), true, [](const window_codec::value_type& x, long long it) {
+            return window_codec::chunk(x, it, 64);
+          }));
+    byte_rdb_writer out;
+    window_codec::save(out, v);
+    write(root / "redis_wbf_rdb", name, out.bytes());
   }
   // A value LOADCHUNK is still filling: its header and the first 64 payload bytes.
   {

@@ -1,5 +1,5 @@
 // Registration of the module's data types and commands (bloom.cpp: BF.*, cuckoo.cpp: CF.*,
-// counting.cpp: CBF.*).
+// counting.cpp: CBF.*, window.cpp: WBF.*).
 #pragma once
 
 #include "module_api.hpp"
@@ -12,5 +12,7 @@ bool register_bloom(RedisModuleCtx* ctx);
 bool register_cuckoo(RedisModuleCtx* ctx);
 /// blume's own counting Bloom filter type, blume-CBF, and CBF.*.
 bool register_counting(RedisModuleCtx* ctx);
+/// blume's own windowed filter type, blume-WBF, and WBF.*.
+bool register_window(RedisModuleCtx* ctx);
 
 }  // namespace blume::redis

@@ -14,6 +14,7 @@
 #include "counting_codec.hpp"
 #include "data_type.hpp"
 #include "memory.hpp"
+#include "native_commands.hpp"
 #include "surface.hpp"
 
 namespace blume::redis {
@@ -24,7 +25,14 @@ using value_type = codec::value_type;
 
 RedisModuleType* counting_type = nullptr;
 constexpr int encoding_version = 1;
-constexpr char loading[] = "ERR the filter is still being loaded (CBF.LOADCHUNK)";
+
+struct counting_spec {
+  using codec = counting_codec;
+  static RedisModuleType* type() { return counting_type; }
+  static constexpr const char* loading = "ERR the filter is still being loaded (CBF.LOADCHUNK)";
+  static constexpr const char* loadchunk_command = "CBF.LOADCHUNK";
+};
+using native = native_commands<counting_spec>;
 
 std::uint64_t memory_limit() { return static_cast<std::uint64_t>(config().max_filter_memory); }
 
@@ -35,20 +43,6 @@ decltype(auto) with_filter(value_type& v, Fn&& fn) {
 template <class Fn>
 decltype(auto) with_filter(const value_type& v, Fn&& fn) {
   return std::visit(fn, *v.filter);
-}
-
-/// The filter at argv[1] for a command that needs one: null after replying "not found", WRONGTYPE or
-/// "still being loaded".
-template <class V>
-V* existing(RedisModuleCtx* ctx, const open_key& key) {
-  V* v = key.value<value_type>(counting_type);
-  if (v == nullptr) {
-    reply_error(ctx, key.wrong_type(counting_type) ? api::errormsg_wrongtype : not_found);
-  } else if (!v->complete()) {
-    reply_error(ctx, loading);
-    return nullptr;
-  }
-  return v;
 }
 
 struct creation {
@@ -142,7 +136,7 @@ int add_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool mult
     v = create(ctx, key, defaults(), &error);
     if (v == nullptr) return reply_error(ctx, error.c_str());
   }
-  if (!v->complete()) return reply_error(ctx, loading);
+  if (!v->complete()) return reply_error(ctx, counting_spec::loading);
   if (multi) api::ReplyWithArray(ctx, argc - 2);
   with_filter(*v, [&](auto& f) {
     for (int i = 2; i < argc; ++i) reply_bool(ctx, f.insert(f.hash(text(argv[i]))));
@@ -164,7 +158,7 @@ int add_many(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
 int del(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc != 3) return api::WrongArity(ctx);
   open_key key(ctx, argv[1], api::open_read | api::open_write);
-  value_type* v = existing<value_type>(ctx, key);
+  value_type* v = native::existing<value_type>(ctx, key);
   if (v == nullptr) return api::ok;
   const bool removed = with_filter(*v, [&](auto& f) { return f.erase(f.hash(text(argv[2]))); });
   reply_bool(ctx, removed);
@@ -175,9 +169,8 @@ int del(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
 /// CBF.EXISTS key item / CBF.MEXISTS key item [item ...]: 0 for a missing key.
 int exists_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool multi) {
   open_key key(ctx, argv[1], api::open_read);
-  const value_type* v = key.value<value_type>(counting_type);
-  if (v == nullptr && key.wrong_type(counting_type)) return reply_error(ctx, api::errormsg_wrongtype);
-  if (v != nullptr && !v->complete()) return reply_error(ctx, loading);
+  const value_type* v = nullptr;
+  if (!native::readable(ctx, key, &v)) return api::ok;
   if (multi) api::ReplyWithArray(ctx, argc - 2);
   for (int i = 2; i < argc; ++i) {
     const bool maybe = v != nullptr &&
@@ -200,9 +193,8 @@ int exists_many(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
 int count(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc != 3) return api::WrongArity(ctx);
   open_key key(ctx, argv[1], api::open_read);
-  const value_type* v = key.value<value_type>(counting_type);
-  if (v == nullptr && key.wrong_type(counting_type)) return reply_error(ctx, api::errormsg_wrongtype);
-  if (v != nullptr && !v->complete()) return reply_error(ctx, loading);
+  const value_type* v = nullptr;
+  if (!native::readable(ctx, key, &v)) return api::ok;
   const std::uint64_t n = v == nullptr ? 0
                                        : with_filter(*v, [&](const auto& f) { return f.count(f.hash(text(argv[2]))); });
   api::ReplyWithLongLong(ctx, static_cast<long long>(n));
@@ -213,7 +205,7 @@ int count(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
 int info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc != 2) return api::WrongArity(ctx);
   open_key key(ctx, argv[1], api::open_read);
-  const value_type* v = existing<const value_type>(ctx, key);
+  const value_type* v = native::existing<const value_type>(ctx, key);
   if (v == nullptr) return api::ok;
   with_filter(*v, [&](const auto& f) {
     using F = std::decay_t<decltype(f)>;
@@ -245,105 +237,22 @@ int info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   return api::ok;
 }
 
-/// CBF.SCANDUMP key iterator: the filter as blume's file bytes (native.hpp).
-int scandump(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  if (argc != 3) return api::WrongArity(ctx);
-  const auto iterator = to_integer(argv[2]);
-  if (!iterator) return reply_error(ctx, "ERR Second argument must be numeric");
-  open_key key(ctx, argv[1], api::open_read);
-  const value_type* v = existing<const value_type>(ctx, key);
-  if (v == nullptr) return api::ok;
-  api::ReplyWithArray(ctx, 2);
-  if (*iterator == 0) {
-    const std::string header = codec::header(*v);
-    api::ReplyWithLongLong(ctx, 1);
-    api::ReplyWithStringBuffer(ctx, header.data(), header.size());
-    return api::ok;
-  }
-  const redisbloom::chunk c = codec::chunk(*v, *iterator);
-  api::ReplyWithLongLong(ctx, c.next);
-  api::ReplyWithStringBuffer(ctx, reinterpret_cast<const char*>(c.bytes.data()), c.bytes.size());
-  return api::ok;
-}
-
-/// CBF.LOADCHUNK key iterator data
-int loadchunk(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  if (argc != 4) return api::WrongArity(ctx);
-  const auto iterator = to_integer(argv[2]);
-  if (!iterator) return reply_error(ctx, "ERR Second argument must be numeric");
-  open_key key(ctx, argv[1], api::open_read | api::open_write);
-  value_type* v = key.value<value_type>(counting_type);
-  if (v == nullptr && key.empty() && *iterator == 1) {
-    try {
-      auto fresh = codec::from_header(text(argv[3]), filter_limit_for(ctx));
-      if (!memory_allows(ctx, fresh->payload_size()))
-        return reply_error(ctx, "ERR Insufficient memory to create filter");
-      api::ModuleTypeSetValue(key.get(), counting_type, fresh.release());
-    } catch (const over_limit& e) {
-      return reply_error(ctx, e.what());
-    } catch (const std::bad_alloc&) {
-      return reply_error(ctx, "ERR Insufficient memory to create filter");
-    } catch (const std::exception& e) {
-      const std::string msg = std::string("ERR received bad data: ") + e.what();
-      return reply_error(ctx, msg.c_str());
-    }
-    api::ReplyWithSimpleString(ctx, "OK");
-    api::ReplicateVerbatim(ctx);
-    return api::ok;
-  }
-  if (v == nullptr) return reply_error(ctx, key.wrong_type(counting_type) ? api::errormsg_wrongtype : not_found);
-  std::string why;
-  const std::string_view data = text(argv[3]);
-  switch (codec::load_chunk(*v, *iterator, std::as_bytes(std::span<const char>(data.data(), data.size())), &why)) {
-    case codec::chunk_status::ok: break;
-    case codec::chunk_status::not_loading: return reply_error(ctx, "ERR the filter is complete: nothing to load");
-    case codec::chunk_status::out_of_order:
-      return reply_error(ctx, "ERR invalid chunk: it does not start where the loaded bytes end");
-    case codec::chunk_status::too_big: return reply_error(ctx, "ERR invalid chunk - Too big for current filter");
-    case codec::chunk_status::corrupt: {
-      // A filter whose bytes fail their checksum could say "no" for an item it holds: it is not kept.
-      api::DeleteKey(key.get());
-      api::ReplicateVerbatim(ctx);
-      const std::string msg = "ERR received bad data: " + why + "; the key was deleted";
-      return reply_error(ctx, msg.c_str());
-    }
-  }
-  api::ReplyWithSimpleString(ctx, "OK");
-  api::ReplicateVerbatim(ctx);
-  return api::ok;
-}
-
-// ---- the data type -------------------------------------------------------------------------------------
-
-struct counting_traits {
-  using value_type = redis::value_type;
-  static constexpr const char* loadchunk_command = "CBF.LOADCHUNK";
-  static std::string header(const value_type& v) { return codec::header(v); }
-  static redisbloom::chunk chunk(const value_type& v, long long iterator) { return codec::chunk(v, iterator); }
-  static std::size_t size(const value_type& v) { return codec::size(v); }
-  static void* rdb_load(RedisModuleIO* io, int encver) {
-    return rdb_load_with(io, encver, [](rdb_reader& in, int version, const rdb_limits& limits, std::string* why) {
-      return codec::load(in, version, limits.max_filter_memory, why);
-    });
-  }
-  static void rdb_save(RedisModuleIO* io, void* value) {
-    module_rdb_writer out(io);
-    codec::save(out, *static_cast<const value_type*>(value));
-  }
-};
-static_assert(data_type_traits<counting_traits>);
-
 }  // namespace
 
 bool register_counting(RedisModuleCtx* ctx) {
   const command commands[] = {
-      {"cbf.reserve", reserve, "write deny-oom"},  {"cbf.add", add_one, "write deny-oom"},
-      {"cbf.madd", add_many, "write deny-oom"},    {"cbf.del", del, "write"},
-      {"cbf.exists", exists_one, "readonly fast"}, {"cbf.mexists", exists_many, "readonly fast"},
-      {"cbf.count", count, "readonly fast"},       {"cbf.info", info, "readonly fast"},
-      {"cbf.scandump", scandump, "readonly fast"}, {"cbf.loadchunk", loadchunk, "write deny-oom"},
+      {"cbf.reserve", reserve, "write deny-oom"},
+      {"cbf.add", add_one, "write deny-oom"},
+      {"cbf.madd", add_many, "write deny-oom"},
+      {"cbf.del", del, "write"},
+      {"cbf.exists", exists_one, "readonly fast"},
+      {"cbf.mexists", exists_many, "readonly fast"},
+      {"cbf.count", count, "readonly fast"},
+      {"cbf.info", info, "readonly fast"},
+      {"cbf.scandump", native::scandump, "readonly fast"},
+      {"cbf.loadchunk", native::loadchunk, "write deny-oom"},
   };
-  counting_type = data_type<counting_traits>::create(ctx, "blume-CBF", encoding_version, commands);
+  counting_type = data_type<native::traits>::create(ctx, "blume-CBF", encoding_version, commands);
   return counting_type != nullptr;
 }
 

@@ -19,7 +19,7 @@ extern "C" __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisMo
   api::SetModuleOptions(ctx, api::options_handle_io_errors);
   if (!blume::redis::register_configs(ctx)) return api::err;
   if (!blume::redis::register_bloom(ctx) || !blume::redis::register_cuckoo(ctx) ||
-      !blume::redis::register_counting(ctx))
+      !blume::redis::register_counting(ctx) || !blume::redis::register_window(ctx))
     return api::err;
   if (api::LoadConfigs(ctx) != api::ok) return api::err;
   // Load-time arguments come last, so they win over the defaults LoadConfigs applies.
