@@ -8,12 +8,11 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <string>
-#include <variant>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 
 #include "../redis/codec.hpp"  // relative: the harnesses need no include path of their own
 #include "../redis/native.hpp"

@@ -140,9 +140,8 @@ int main(int argc, char** argv) {
   windows.emplace_back("seconds", window(64, 30, 50));
   for (const auto& [name, v] : windows) {
     write(root / "redis_wbf_chunk", name,
-          chunk_stream(v, window_codec::header(v), true, [](const window_codec::value_type& x, long long it) {
-            return window_codec::chunk(x, it, 64);
-          }));
+          chunk_stream(v, window_codec::header(v), true,
+                       [](const window_codec::value_type& x, long long it) { return window_codec::chunk(x, it, 64); }));
     byte_rdb_writer out;
     window_codec::save(out, v);
     write(root / "redis_wbf_rdb", name, out.bytes());
