@@ -83,9 +83,13 @@ def main():
         client = server.client()
         client.execute_command("BF.RESERVE", "bf", "0.01", str(10 * prefill))
         client.execute_command("CF.RESERVE", "cf", str(20 * prefill))
+        client.execute_command("CBF.RESERVE", "cbf", "0.01", str(10 * prefill))
+        client.execute_command("WBF.RESERVE", "wbf", "0.01", str(10 * prefill), "WINDOW", "3600")
         print(f"pre-filling the filters and the set with {prefill} items...", flush=True)
         fill(client, "BF.MADD", "bf", prefill)
         fill(client, "SADD", "set", prefill)
+        fill(client, "CBF.MADD", "cbf", prefill)
+        fill(client, "WBF.MADD", "wbf", prefill)
         for start in range(0, prefill, 1000):
             pipe = client.pipeline(transaction=False)
             for i in range(start, min(prefill, start + 1000)):
@@ -105,6 +109,11 @@ def main():
             ("BF.ADD -P 16", single, 16, 1, ["BF.ADD", "bf", "item:__rand_int__"]),
             ("CF.ADD -P 16", single, 16, 1, ["CF.ADD", "cf", "item:__rand_int__"]),
             ("CF.DEL -P 16", single, 16, 1, ["CF.DEL", "cf", "item:__rand_int__"]),
+            ("CBF.ADD -P 16", single, 16, 1, ["CBF.ADD", "cbf", "item:__rand_int__"]),
+            ("CBF.EXISTS -P 16", single, 16, 1, ["CBF.EXISTS", "cbf", "item:__rand_int__"]),
+            ("CBF.DEL -P 16", single, 16, 1, ["CBF.DEL", "cbf", "item:__rand_int__"]),
+            ("WBF.ADD -P 16", single, 16, 1, ["WBF.ADD", "wbf", "item:__rand_int__"]),
+            ("WBF.EXISTS -P 16", single, 16, 1, ["WBF.EXISTS", "wbf", "item:__rand_int__"]),
             ("SADD 100 items -P 16", batched, 16, 100, ["SADD", "set", *many(100)]),
             ("BF.MADD 100 items -P 16", batched, 16, 100, ["BF.MADD", "bf", *many(100)]),
             ("SMISMEMBER 100 items -P 16", batched, 16, 100, ["SMISMEMBER", "set", *many(100)]),
@@ -164,12 +173,17 @@ def render(results, memory, args):
              "`python3 bench/redis/run.py` (redis-benchmark from redis-tools, Debian's redis-server "
              f"7.0.15, 50 clients, server pinned to CPU 0 and redis-benchmark to CPU 1, {args.reps} runs, medians). "
              "Items per second: requests per second times items per request. The baseline is Redis's own set "
-             "(SADD / SISMEMBER / SMISMEMBER) on the same items in the same run; ratio = ours / baseline.", "",
+             "(SADD / SISMEMBER / SMISMEMBER) on the same items in the same run, and BF.ADD / BF.EXISTS for CBF.* "
+             "and WBF.*; ratio = ours / baseline. CBF.DEL deletes random items, half of them never added: it "
+             "measures the command, not a sound use of it.", "",
              "| command | M items/s (median) | min – max | baseline | ratio |", "|---|---:|---:|---|---:|"]
     baseline_of = {
         "BF.EXISTS -P 1": "SISMEMBER -P 1", "BF.EXISTS -P 16": "SISMEMBER -P 16", "CF.EXISTS -P 16": "SISMEMBER -P 16",
         "BF.ADD -P 1": "SADD -P 1", "BF.ADD -P 16": "SADD -P 16", "CF.ADD -P 16": "SADD -P 16",
         "CF.DEL -P 16": "SADD -P 16", "BF.MADD 100 items -P 16": "SADD 100 items -P 16",
+        # Ours against RedisBloom's own commands: what deleting and expiring cost over BF.ADD / BF.EXISTS.
+        "CBF.ADD -P 16": "BF.ADD -P 16", "CBF.EXISTS -P 16": "BF.EXISTS -P 16", "CBF.DEL -P 16": "BF.ADD -P 16",
+        "WBF.ADD -P 16": "BF.ADD -P 16", "WBF.EXISTS -P 16": "BF.EXISTS -P 16",
         "BF.MEXISTS 100 items -P 16": "SMISMEMBER 100 items -P 16", "CF.MEXISTS 100 items -P 16": "SMISMEMBER 100 items -P 16",
     }
     for name in results:

@@ -22,6 +22,7 @@
 
 #include "blume/any_filter.hpp"
 #include "blume/plan.hpp"
+#include "blume/redisbloom.hpp"
 #include "filter_ops.hpp"
 #include "key_input.hpp"
 #include "progress.hpp"
@@ -46,6 +47,7 @@ struct build_options {
   bool progress = true;                     // shown only on a terminal either way
   std::optional<std::uint32_t> value_bits;  // bloomier: unset means the widest value's width
   std::string included, excluded;           // cascade: the two key files
+  bool redisbloom = false;                  // RedisBloom's own filter, for `blume redis push`
 };
 
 /// The command line as given: the options, and text the callback parses into them.
@@ -163,9 +165,54 @@ void report_build(const build_options& o, filter_kind kind, std::uint64_t keys) 
                  static_cast<unsigned long long>(keys));
 }
 
+/// What BF.RESERVE key <fpr> <items> and then BF.MADD of every key make, bit for bit and count for count
+/// (RedisBloom's hashing, geometry and growth): keys are hashed on `threads` threads and inserted in
+/// input order, as BF.MADD inserts them.
+void build_redisbloom(const build_options& o, key_source& source, progress& bar, std::optional<file_lock>& lock) {
+  redisbloom_bloom_chain chain(o.items, std::min(o.fpr, 0.25), redisbloom_options(2, true));
+  std::uint64_t keys = 0, bytes = 0, refused = 0;
+  std::vector<digest> digests;
+  source.for_each_block([&](std::string_view block) {
+    const std::vector<std::string_view> parts = split(block, source.delimiter(), std::max(1u, o.threads));
+    std::vector<std::vector<digest>> hashed(parts.size());
+    const auto hash_part = [&](std::size_t i) {
+      for_each_key(parts[i], source.delimiter(), [&](std::string_view k) {
+        if (!k.empty()) hashed[i].push_back(chain.hash(k));
+      });
+    };
+    std::vector<std::thread> workers;
+    for (std::size_t i = 1; i < parts.size(); ++i) workers.emplace_back(hash_part, i);
+    if (!parts.empty()) hash_part(0);
+    for (std::thread& w : workers) w.join();
+    for (const std::vector<digest>& part : hashed) {
+      refused += chain.try_insert_digests(part);
+      keys += part.size();
+    }
+    bytes += block.size();
+    bar.update(keys, bytes);
+  });
+  bar.finish(keys);
+  refuse_empty(o, keys, o.input);
+  if (refused != 0)
+    throw invalid_argument("the RedisBloom filter could not grow for " + std::to_string(refused) + " keys");
+  lock_target(lock, o.output, o.no_wait);
+  const filter_design design{o.items, o.fpr};
+  if (o.output == "-") {
+    write_to(chain, STDOUT_FILENO, "standard output", design);
+  } else {
+    save(chain, o.output, design);
+  }
+  if (::isatty(STDERR_FILENO) != 0 && o.output != "-")
+    std::fprintf(stderr, "wrote %s: RedisBloom filter (BF.RESERVE %g %llu), %llu keys\n", o.output.c_str(),
+                 std::min(o.fpr, 0.25), static_cast<unsigned long long>(o.items),
+                 static_cast<unsigned long long>(keys));
+}
+
 int run_build(const build_options& options) {
   build_options o = options;
   std::optional<file_lock> lock;
+  if (o.redisbloom && o.kind)
+    throw invalid_argument("--redisbloom builds RedisBloom's own scalable filter: leave out --kind");
   if (o.kind && input_of(*o.kind) != kind_input::keys) {
     std::uint64_t keys = 0;
     const bool keys_with_values = input_of(*o.kind) == kind_input::keys_with_values;
@@ -192,6 +239,11 @@ int run_build(const build_options& options) {
     const std::uint64_t counted = source.count_keys();
     refuse_empty(o, counted, o.input);
     o.items = std::max<std::uint64_t>(counted, 1);
+  }
+  if (o.redisbloom) {
+    progress bar(o.progress && ::isatty(STDERR_FILENO) != 0, source.total_bytes());
+    build_redisbloom(o, source, bar, lock);
+    return 0;
   }
   const filter_kind kind = o.kind ? *o.kind : default_kind(o.items, o.fpr);
   const filter_design design{o.items, o.fpr};
@@ -296,6 +348,9 @@ void register_build(CLI::App& app, int& status) {
       "Keys, wherever they come from (a file, standard input, the command line): with --format lines one "
       "trailing CR is not part of a key, and empty keys are skipped. A fixed-size filter given keys past "
       "1.5x its target rate is refused (--allow-overfill keeps it).");
+  build->add_flag("--redisbloom", opts.redisbloom,
+                  "RedisBloom's own filter, as BF.RESERVE KEY <fpr> <items> and BF.MADD of the keys make it, for "
+                  "`blume redis push`");
   build->add_option("--included", opts.included, "cascade: file of the keys it must answer yes for");
   build->add_option("--excluded", opts.excluded, "cascade: file of the keys it must answer no for");
   build->callback([a, &status] {

@@ -1,9 +1,12 @@
 // `blume redis reserve|add|exists|info`: one logical Bloom filter sharded over the keys of a Redis Cluster
-// (or of one server). The filter logic lives in the cluster library; this file parses, reads keys and prints.
+// (or of one server); `blume redis push|pull`: filter files into and out of keys. The logic lives in the
+// cluster library; this file parses, reads keys and prints.
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,7 +16,9 @@
 
 #ifdef BLUME_HAVE_CLUSTER
 #include "blume/cluster/sharded_bloom_filter.hpp"
+#include "blume/cluster/transfer.hpp"
 #endif
+#include "filter_ops.hpp"
 
 namespace blume::cli {
 
@@ -35,6 +40,11 @@ struct redis_args {
   double timeout = 60;
   bool quiet = false;
   bool json = false;
+  std::string url;   // redis://HOST:PORT, another way to give --cluster
+  std::string file;  // push and pull
+  std::string key;
+  bool replace = false;
+  bool no_wait = false;
 };
 
 #ifdef BLUME_HAVE_CLUSTER
@@ -42,6 +52,20 @@ struct redis_args {
 cluster::cluster_client connect(const redis_args& a) {
   std::vector<cluster::node_address> seeds;
   std::string_view rest = a.cluster;
+  if (!a.url.empty()) {
+    // redis://HOST:PORT with an optional trailing '/' or database 0: the module's keys live in database 0.
+    std::string_view url = a.url;
+    if (url.substr(0, 8) != "redis://") throw invalid_argument("--url must look like redis://HOST:PORT");
+    url.remove_prefix(8);
+    if (const std::size_t at = url.rfind('@'); at != std::string_view::npos)
+      throw invalid_argument("--url: credentials are not supported");
+    if (const std::size_t slash = url.find('/'); slash != std::string_view::npos) {
+      if (url.substr(slash) != "/" && url.substr(slash) != "/0")
+        throw invalid_argument("--url: only database 0 holds filters");
+      url = url.substr(0, slash);
+    }
+    rest = url;
+  }
   while (!rest.empty()) {
     const std::size_t comma = rest.find(',');
     seeds.push_back(cluster::parse_address(rest.substr(0, comma)));
@@ -178,9 +202,43 @@ int run_info(const redis_args& a) {
   return 0;
 }
 
+std::string seconds_text(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f s", seconds);
+  return buf;
+}
+
+int run_push(const redis_args& a) {
+  cluster::cluster_client client = connect(a);
+  cluster::push_options o;
+  o.replace = a.replace;
+  const auto started = std::chrono::steady_clock::now();
+  const cluster::transfer_report r = cluster::push_file(client, a.file, a.key, o);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  output out;
+  out.add("pushed " + a.file + " to " + a.key + " (" + r.type + "): " + human_bytes(static_cast<double>(r.bytes)) +
+          " in " + std::to_string(r.chunks) + " chunks, " + seconds_text(seconds) + "\n");
+  return 0;
+}
+
+int run_pull(const redis_args& a) {
+  cluster::cluster_client client = connect(a);
+  std::optional<file_lock> lock;
+  lock_target(lock, a.file, a.no_wait);
+  const auto started = std::chrono::steady_clock::now();
+  const cluster::transfer_report r = cluster::pull_to_file(client, a.key, a.file);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  output out;
+  out.add("pulled " + a.key + " (" + r.type + ") to " + a.file + ": " + human_bytes(static_cast<double>(r.bytes)) +
+          " in " + std::to_string(r.chunks) + " chunks, " + seconds_text(seconds) + "\n");
+  return 0;
+}
+
 #else
 
 // Built without hiredis: the verbs exist (so --help lists them) and say why they cannot run.
+constexpr int (*run_push)(const redis_args&) = nullptr;
+constexpr int (*run_pull)(const redis_args&) = nullptr;
 constexpr int (*run_reserve)(const redis_args&) = nullptr;
 constexpr int (*run_add)(const redis_args&) = nullptr;
 constexpr int (*run_exists)(const redis_args&) = nullptr;
@@ -188,13 +246,18 @@ constexpr int (*run_info)(const redis_args&) = nullptr;
 
 #endif
 
-void connection_options(CLI::App& cmd, redis_args& a) {
+void server_options(CLI::App& cmd, redis_args& a) {
   cmd.add_option("--cluster", a.cluster,
                  "HOST:PORT of any node (several separated by commas); a server without cluster mode works too")
       ->capture_default_str();
+  cmd.add_option("--url", a.url, "redis://HOST:PORT, instead of --cluster");
   cmd.add_option("--timeout", a.timeout,
                  "seconds to keep retrying through redirections, failovers and lost connections")
       ->capture_default_str();
+}
+
+void connection_options(CLI::App& cmd, redis_args& a) {
+  server_options(cmd, a);
   cmd.add_option("name", a.name, "the filter's name (its meta key)")->required();
 }
 
@@ -252,6 +315,21 @@ void register_redis(CLI::App& app, int& status) {
   connection_options(*info, *a);
   info->add_flag("--json", a->json, "print one JSON object");
   on_run(info, status, a, run_info);
+
+  CLI::App* push = redis->add_subcommand(
+      "push", "Load a filter file into a key: counting -> CBF, aging -> WBF, built with --redisbloom -> BF");
+  server_options(*push, *a);
+  push->add_option("file", a->file, "the filter file")->required();
+  push->add_option("key", a->key, "the key to create")->required();
+  push->add_flag("--replace", a->replace, "delete the key first if it exists");
+  on_run(push, status, a, run_push);
+
+  CLI::App* pull = redis->add_subcommand("pull", "Save a key (BF, CBF or WBF) to a filter file, atomically");
+  server_options(*pull, *a);
+  pull->add_option("key", a->key, "the key to read")->required();
+  pull->add_option("file", a->file, "the filter file to write")->required();
+  pull->add_flag("--no-wait", a->no_wait, "fail at once if another writer holds the file");
+  on_run(pull, status, a, run_pull);
 }
 
 }  // namespace blume::cli

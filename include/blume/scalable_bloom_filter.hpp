@@ -200,6 +200,18 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
     return stored;
   }
 
+  /// try_insert for digests hashed beforehand (by other threads, say), in order, loading the words each
+  /// touches some keys ahead so that the cache misses overlap. Returns how many the chain refused (full).
+  std::size_t try_insert_digests(std::span<const digest> digests) {
+    constexpr std::size_t ahead = 16;
+    std::size_t refused = 0;
+    for (std::size_t i = 0; i < digests.size(); ++i) {
+      if (i + ahead < digests.size()) prefetch_for_insert(digests[i + ahead]);
+      refused += try_insert(digests[i]) == insert_result::full;
+    }
+    return refused;
+  }
+
   /// Back to one empty layer.
   void clear() {
     layers_.clear();
