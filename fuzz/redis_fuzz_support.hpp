@@ -137,7 +137,7 @@ void native_chunk_stream(const std::uint8_t* data, std::size_t size) {
     const std::uint64_t before = v->loaded;
     std::string why;
     const auto status = Codec::load_chunk(*v, iterator, std::as_bytes(std::span(chunk.data(), chunk.size())), &why);
-    if (status == Codec::chunk_status::corrupt) {
+    if (status == Codec::chunk_status::corrupt || status == Codec::chunk_status::failed) {
       if (why.empty()) fail("a corrupt payload without a reason");
       return;
     }

@@ -241,16 +241,11 @@ int info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
 
 bool register_counting(RedisModuleCtx* ctx) {
   const command commands[] = {
-      {"cbf.reserve", reserve, "write deny-oom"},
-      {"cbf.add", add_one, "write deny-oom"},
-      {"cbf.madd", add_many, "write deny-oom"},
-      {"cbf.del", del, "write"},
-      {"cbf.exists", exists_one, "readonly fast"},
-      {"cbf.mexists", exists_many, "readonly fast"},
-      {"cbf.count", count, "readonly fast"},
-      {"cbf.info", info, "readonly fast"},
-      {"cbf.scandump", native::scandump, "readonly fast"},
-      {"cbf.loadchunk", native::loadchunk, "write deny-oom"},
+      {"cbf.reserve", reserve, "write deny-oom"},     {"cbf.add", add_one, "write deny-oom"},
+      {"cbf.madd", add_many, "write deny-oom"},       {"cbf.del", del, "write"},
+      {"cbf.exists", exists_one, "readonly fast"},    {"cbf.mexists", exists_many, "readonly fast"},
+      {"cbf.count", count, "readonly fast"},          {"cbf.info", info, "readonly fast"},
+      {"cbf.scandump", native::scandump, "readonly"}, {"cbf.loadchunk", native::loadchunk, "write deny-oom"},
   };
   counting_type = data_type<native::traits>::create(ctx, "blume-CBF", encoding_version, commands);
   return counting_type != nullptr;

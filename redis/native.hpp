@@ -137,6 +137,12 @@ class native_codec {
   /// its payload within `limit` bytes (over_limit otherwise), allocated zeroed and waiting for its bytes.
   /// A header with an empty payload makes a complete value at once.
   static std::unique_ptr<value_type> from_header(std::string_view bytes, std::uint64_t limit) {
+    return from_checked_header(bytes, checked_header(bytes, limit));
+  }
+
+  /// from_header's checks alone, allocating nothing: the header, for a caller that must ask whether its
+  /// payload fits (the server's memory) before from_checked_header allocates it.
+  static file_header checked_header(std::string_view bytes, std::uint64_t limit) {
     const std::span<const std::byte> raw(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size());
     const file_header h = decode_header(raw);
     if (bytes.size() != h.size)
@@ -145,6 +151,9 @@ class native_codec {
     native_detail::with_alternative<filter_type>(Select::index(h),
                                                  [&](auto type) { check_header<typename decltype(type)::type>(h); });
     if (const std::uint64_t needed = header_size + h.payload_size; needed > limit) throw over_limit(needed, limit);
+    return h;
+  }
+  static std::unique_ptr<value_type> from_checked_header(std::string_view bytes, const file_header& h) {
     auto v = std::make_unique<value_type>();
     v->pending = h;
     v->pending_header.assign(bytes);
@@ -154,7 +163,7 @@ class native_codec {
     return v;
   }
 
-  enum class chunk_status { ok, not_loading, out_of_order, too_big, corrupt };
+  enum class chunk_status { ok, not_loading, out_of_order, too_big, corrupt, failed };
 
   /// LOADCHUNK's data step: the chunk must start where the loaded bytes end. The last one assembles the
   /// filter; *why says what was wrong with a corrupt one.
@@ -167,9 +176,13 @@ class native_codec {
     if (!data.empty()) std::memcpy(v.payload.data() + v.loaded, data.data(), data.size());
     v.loaded += data.size();
     if (v.loaded == v.pending.payload_size) {
+      // The payload moves into the filter, so a failure here leaves no usable value: the caller drops it.
       try {
         finish(v);
-      } catch (const format_error& e) {
+      } catch (const std::bad_alloc&) {
+        *why = "not enough memory to assemble the filter";
+        return chunk_status::failed;
+      } catch (const std::exception& e) {
         *why = e.what();
         return chunk_status::corrupt;
       }

@@ -83,10 +83,9 @@ struct native_commands {
     value_type* v = key.template value<value_type>(Spec::type());
     if (v == nullptr && key.empty() && *iterator == 1) {
       try {
-        auto fresh = codec::from_header(text(argv[3]), filter_limit_for(ctx));
-        if (!memory_allows(ctx, fresh->payload_size()))
-          return reply_error(ctx, "ERR Insufficient memory to create filter");
-        api::ModuleTypeSetValue(key.get(), Spec::type(), fresh.release());
+        const file_header h = codec::checked_header(text(argv[3]), filter_limit_for(ctx));
+        if (!memory_allows(ctx, h.payload_size)) return reply_error(ctx, "ERR Insufficient memory to create filter");
+        api::ModuleTypeSetValue(key.get(), Spec::type(), codec::from_checked_header(text(argv[3]), h).release());
       } catch (const over_limit& e) {
         return reply_error(ctx, e.what());
       } catch (const std::bad_alloc&) {
@@ -102,17 +101,23 @@ struct native_commands {
     if (v == nullptr) return reply_error(ctx, key.wrong_type(Spec::type()) ? api::errormsg_wrongtype : not_found);
     std::string why;
     const std::string_view data = text(argv[3]);
-    switch (codec::load_chunk(*v, *iterator, std::as_bytes(std::span<const char>(data.data(), data.size())), &why)) {
+    const auto status =
+        codec::load_chunk(*v, *iterator, std::as_bytes(std::span<const char>(data.data(), data.size())), &why);
+    switch (status) {
       case codec::chunk_status::ok: break;
       case codec::chunk_status::not_loading: return reply_error(ctx, "ERR the filter is complete: nothing to load");
       case codec::chunk_status::out_of_order:
         return reply_error(ctx, "ERR invalid chunk: it does not start where the loaded bytes end");
       case codec::chunk_status::too_big: return reply_error(ctx, "ERR invalid chunk - Too big for current filter");
-      case codec::chunk_status::corrupt: {
-        // A filter whose bytes fail their checksum could say "no" for an item it holds: it is not kept.
+      case codec::chunk_status::corrupt:
+      case codec::chunk_status::failed: {
+        // A filter whose bytes fail their checksum could say "no" for an item it holds, and one that could
+        // not be assembled has given its payload away: neither is kept.
         api::DeleteKey(key.get());
         api::ReplicateVerbatim(ctx);
-        const std::string msg = "ERR received bad data: " + why + "; the key was deleted";
+        const std::string msg = std::string(status == codec::chunk_status::corrupt ? "ERR received bad data: "
+                                                                                   : "ERR Insufficient memory: ") +
+                                why + "; the key was deleted";
         return reply_error(ctx, msg.c_str());
       }
     }

@@ -36,7 +36,10 @@ struct window_spec {
   static constexpr const char* loadchunk_command = "WBF.LOADCHUNK";
 };
 using native = native_commands<window_spec>;
-constexpr long long max_window_seconds = 10'000'000'000LL;  // as TTL: about 317 years
+// The aging filter counts time in int64 nanoseconds since 1970, which ends in 2262: windows and times stay
+// inside it.
+constexpr long long max_window_seconds = 9'000'000'000LL;
+constexpr long long max_time_ms = 9'000'000'000'000LL;
 
 std::uint64_t memory_limit() { return static_cast<std::uint64_t>(config().max_filter_memory); }
 
@@ -79,7 +82,7 @@ int reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     const auto n = to_integer(argv[i + 1]);
     if (is_word(argv[i], "WINDOW")) {
       if (!n || *n < 1 || *n > max_window_seconds)
-        return reply_error(ctx, "ERR WINDOW must be an integer in the range [1, 10000000000] seconds");
+        return reply_error(ctx, "ERR WINDOW must be an integer in the range [1, 9000000000] seconds");
       window_seconds = *n;
     } else if (is_word(argv[i], "ITEMS")) {
       if (!n || *n < 2 || *n > *capacity)
@@ -88,7 +91,7 @@ int reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     } else if (is_word(argv[i], "TTL")) {
       if (const char* e = parse_ttl(argv, argc, i, &ttl)) return reply_error(ctx, e);
     } else if (is_word(argv[i], "AT")) {
-      if (!n || *n < 0) return reply_error(ctx, "ERR AT must be a time in Unix milliseconds");
+      if (!n || *n < 0 || *n > max_time_ms) return reply_error(ctx, "ERR AT must be a time in Unix milliseconds");
       at = *n;
     } else {
       return reply_error(ctx, "ERR syntax error: expected WINDOW, ITEMS, TTL or AT");
@@ -151,7 +154,7 @@ int add_many(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
 int add_at_time(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc < 4) return api::WrongArity(ctx);
   const auto ms = to_integer(argv[2]);
-  if (!ms || *ms < 0) return reply_error(ctx, "ERR the time must be Unix milliseconds");
+  if (!ms || *ms < 0 || *ms > max_time_ms) return reply_error(ctx, "ERR the time must be Unix milliseconds");
   open_key key(ctx, argv[1], api::open_read | api::open_write);
   value_type* v = native::existing<value_type>(ctx, key);
   if (v == nullptr) return api::ok;
@@ -233,7 +236,7 @@ bool register_window(RedisModuleCtx* ctx) {
       {"wbf.exists", exists_one, "readonly fast"},
       {"wbf.mexists", exists_many, "readonly fast"},
       {"wbf.info", info, "readonly fast"},
-      {"wbf.scandump", native::scandump, "readonly fast"},
+      {"wbf.scandump", native::scandump, "readonly"},
       {"wbf.loadchunk", native::loadchunk, "write deny-oom"},
   };
   window_type = data_type<native::traits>::create(ctx, "blume-WBF", encoding_version, commands);

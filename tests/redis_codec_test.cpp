@@ -352,7 +352,8 @@ TEST(RedisNativeCodec, AHeaderAskingFor32GiBIsRefusedBeforeAllocating) {
 TEST(RedisNativeCodec, DamagedRecordsAreRefusedWithAReason) {
   const std::string record = record_of(counting_value(100));
   for (std::size_t cut = 0; cut < record.size(); cut += 7) {
-    byte_rdb_reader in(bytes_of(record.substr(0, cut)));
+    const std::string part = record.substr(0, cut);
+    byte_rdb_reader in(bytes_of(part));
     std::string why;
     EXPECT_EQ(counting_codec::load(in, 1, 1 << 20, &why), nullptr) << cut;
     EXPECT_FALSE(why.empty()) << cut;

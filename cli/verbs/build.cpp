@@ -196,7 +196,7 @@ void build_redisbloom(const build_options& o, key_source& source, progress& bar,
   if (refused != 0)
     throw invalid_argument("the RedisBloom filter could not grow for " + std::to_string(refused) + " keys");
   lock_target(lock, o.output, o.no_wait);
-  const filter_design design{o.items, o.fpr};
+  const filter_design design{o.items, std::min(o.fpr, 0.25)};  // the rate RedisBloom builds for (it caps it)
   if (o.output == "-") {
     write_to(chain, STDOUT_FILENO, "standard output", design);
   } else {

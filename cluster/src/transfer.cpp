@@ -123,10 +123,13 @@ transfer_report push_file(cluster_client& client, const std::filesystem::path& p
   }
   chunk_sender sender(client, key, report.type + ".LOADCHUNK");
   const std::size_t step = std::max<std::size_t>(options.chunk_bytes, 1);
+  bool created = false;  // only a key this push created is deleted when a later chunk fails
   try {
     if (value) {
       const std::string header = rb::encode_header(redisbloom_record(*value));
       sender.send(1, header, report);
+      sender.flush();
+      created = true;
       for (long long it = 1;;) {
         const rb::chunk c = rb::bloom_chunk(*value, it, step);
         if (c.next == 0) break;
@@ -139,6 +142,8 @@ transfer_report push_file(cluster_client& client, const std::filesystem::path& p
       detail::mapped_file file(path);
       const std::span<const std::byte> bytes = file.bytes();
       sender.send(1, as_text(bytes.first(file.header.size)), report);
+      sender.flush();
+      created = true;
       for (std::uint64_t at = file.header.size; at < bytes.size(); at += step) {
         const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(step, bytes.size() - at));
         sender.send(static_cast<long long>(at - file.header.size + n + 1), as_text(bytes.subspan(at, n)), report);
@@ -146,7 +151,11 @@ transfer_report push_file(cluster_client& client, const std::filesystem::path& p
       sender.flush();
     }
   } catch (const io_error&) {
-    client.run({key, {"DEL", key}});  // a half-loaded key answers nothing but LOADCHUNK: do not leave one
+    // A half-loaded key answers nothing but LOADCHUNK: do not leave one. The first error is the one to report.
+    if (created) try {
+        client.run({key, {"DEL", key}});
+      } catch (const std::exception&) {
+      }
     throw;
   }
   return report;
@@ -184,14 +193,24 @@ transfer_report pull_to_file(cluster_client& client, std::string_view key, const
   auto [first, header] = scan(0);
   const std::string changed = "; the key changed while it was read: pull again";
   if (f == family::bloom) {
-    rb::bloom_value v = rb::value_from(rb::decode_header(header));
+    // RedisBloom's stream has no checksum: every byte of every layer must arrive, and the header read again
+    // at the end must be the one read first, or the file could miss bits (and answer a false "no").
+    const rb::bloom_chain_record record = rb::decode_header(header);
+    for (const rb::bloom_layer_record& l : record.layers)
+      if (l.n2 != 0)
+        throw invalid_argument("the filter has a power-of-two layer (RedisBloom before 2.0): no file for it");
+    rb::bloom_value v = rb::value_from(record);
+    std::uint64_t loaded = 0;
     for (long long it = first;;) {
       auto [next, data] = scan(it);
       if (next == 0) break;
       if (rb::load_bloom_chunk(v, next, std::as_bytes(std::span(data.data(), data.size()))) != rb::chunk_status::ok)
         throw format_error("BF.SCANDUMP gave a chunk that does not fit the filter" + changed);
+      loaded += data.size();
       it = next;
     }
+    if (loaded != record.total_bytes() || scan(0).second != header)
+      throw format_error("BF.SCANDUMP did not give the filter's bits in full" + changed);
     const layer_spec& spec = v.chain.layer_specs()[0];
     save(v.chain, path, filter_design{spec.capacity, v.chain.target_fpr()});
     return report;

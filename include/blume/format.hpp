@@ -236,9 +236,13 @@ void check_header_for(const file_header& h) {
   if (h.kind != F::kind)
     throw format_error("file holds a '" + std::string(kind_name(h.kind)) + "' filter, not a '" + std::string(F::name) +
                        "' filter");
-  if (h.hash != F::hasher_type::id)
+  if (h.hash != F::hasher_type::id) {
+    // RedisBloom's hashes mark files meant for Redis (blume build --redisbloom, blume redis pull): say so.
+    const bool redisbloom = h.hash == hash_id::murmur64a_pair || h.hash == hash_id::murmur64a;
     throw format_error("file uses hash function id " + std::to_string(static_cast<int>(h.hash)) +
+                       (redisbloom ? " (RedisBloom's: a filter for Redis, read by `blume redis push`)" : "") +
                        ", this filter type uses id " + std::to_string(static_cast<int>(F::hasher_type::id)));
+  }
   if constexpr (sized_by_header<F>) check_payload_size_for<F>(h, {});
 }
 

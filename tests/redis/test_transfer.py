@@ -148,6 +148,11 @@ class Transfer(unittest.TestCase):
         r = run("build", "--redisbloom", "--kind", "bloom", "--input", self.key_file, "--output", self.path("z"),
                 check=False)
         self.assertIn("leave out --kind", r.stderr)
+        rb = self.path("rb.blume")
+        run("build", "--redisbloom", "--input", self.key_file, "--output", rb, "--no-progress")
+        r = run("query", rb, "user1@example.com", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("RedisBloom's: a filter for Redis", r.stderr)
 
 
 class ClusterTransfer(unittest.TestCase):
