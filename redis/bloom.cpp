@@ -322,14 +322,6 @@ int exists_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool m
   reply_exists(ctx, key.value<value_type>(bloom_type), argv, argc, 2, multi);
   return api::ok;
 }
-int exists_one(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  if (argc != 3) return api::WrongArity(ctx);
-  return exists_items(ctx, argv, argc, false);
-}
-int exists_many(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  if (argc < 3) return api::WrongArity(ctx);
-  return exists_items(ctx, argv, argc, true);
-}
 
 /// Opens argv[1] for reading and answers "not found" or WRONGTYPE when it holds no filter.
 const value_type* existing(RedisModuleCtx* ctx, const open_key& key) {
@@ -661,8 +653,8 @@ bool register_bloom(RedisModuleCtx* ctx) {
       {"bf.add", add_one, "write deny-oom"},
       {"bf.madd", add_many, "write deny-oom"},
       {"bf.insert", insert, "write deny-oom"},
-      {"bf.exists", exists_one, "readonly fast"},
-      {"bf.mexists", exists_many, "readonly fast"},
+      {"bf.exists", one_item<exists_items>, "readonly fast"},
+      {"bf.mexists", many_items<exists_items>, "readonly fast"},
       {"bf.info", info, "readonly fast"},
       {"bf.card", card, "readonly fast"},
       {"bf.debug", debug, "readonly fast"},

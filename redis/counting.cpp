@@ -144,14 +144,6 @@ int add_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool mult
   api::ReplicateVerbatim(ctx);
   return api::ok;
 }
-int add_one(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  if (argc != 3) return api::WrongArity(ctx);
-  return add_items(ctx, argv, argc, false);
-}
-int add_many(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  if (argc < 3) return api::WrongArity(ctx);
-  return add_items(ctx, argv, argc, true);
-}
 
 /// CBF.DEL key item: 1 when one occurrence was removed; 0 when the item is certainly not there (a
 /// counter is 0), and nothing changes.
@@ -179,14 +171,6 @@ int exists_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool m
   }
   return api::ok;
 }
-int exists_one(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  if (argc != 3) return api::WrongArity(ctx);
-  return exists_items(ctx, argv, argc, false);
-}
-int exists_many(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  if (argc < 3) return api::WrongArity(ctx);
-  return exists_items(ctx, argv, argc, true);
-}
 
 /// CBF.COUNT key item: the item's smallest counter, an upper bound on its adds less its deletes (0 for a
 /// missing key; a saturated counter reads as its maximum).
@@ -209,30 +193,19 @@ int info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (v == nullptr) return api::ok;
   with_filter(*v, [&](const auto& f) {
     using F = std::decay_t<decltype(f)>;
-    const double estimate = f.estimated_count();
-    api::ReplyWithMap(ctx, 9);
-    api::ReplyWithSimpleString(ctx, "Capacity");
-    api::ReplyWithLongLong(ctx, static_cast<long long>(v->design.items));
-    api::ReplyWithSimpleString(ctx, "Error rate");
-    api::ReplyWithDouble(ctx, v->design.fpr);
-    api::ReplyWithSimpleString(ctx, "Size");
-    api::ReplyWithLongLong(ctx, static_cast<long long>(codec::size(*v)));
-    api::ReplyWithSimpleString(ctx, "Number of counters");
-    api::ReplyWithLongLong(ctx, static_cast<long long>(f.bits()));
-    api::ReplyWithSimpleString(ctx, "Counter width");
-    api::ReplyWithLongLong(ctx, static_cast<long long>(F::layout_type::block_bits));
-    api::ReplyWithSimpleString(ctx, "Number of hash functions");
-    api::ReplyWithLongLong(ctx, static_cast<long long>(f.hashes()));
-    api::ReplyWithSimpleString(ctx, "Number of items inserted");
-    api::ReplyWithLongLong(ctx, static_cast<long long>(f.inserted()));
-    api::ReplyWithSimpleString(ctx, "Estimated items");
-    if (std::isfinite(estimate)) {
-      api::ReplyWithLongLong(ctx, std::llround(estimate));
-    } else {
-      api::ReplyWithNull(ctx);
-    }
-    api::ReplyWithSimpleString(ctx, "Predicted error rate");
-    api::ReplyWithDouble(ctx, f.predicted_fpr());
+    using field = info_field;
+    const field fields[] = {
+        field::of("Capacity", static_cast<long long>(v->design.items)),
+        field::of("Error rate", v->design.fpr),
+        field::of("Size", static_cast<long long>(codec::size(*v))),
+        field::of("Number of counters", static_cast<long long>(f.bits())),
+        field::of("Counter width", static_cast<long long>(F::layout_type::block_bits)),
+        field::of("Number of hash functions", static_cast<long long>(f.hashes())),
+        field::of("Number of items inserted", static_cast<long long>(f.inserted())),
+        field::estimate("Estimated items", f.estimated_count()),
+        field::of("Predicted error rate", f.predicted_fpr()),
+    };
+    reply_info(ctx, fields);
   });
   return api::ok;
 }
@@ -241,11 +214,16 @@ int info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
 
 bool register_counting(RedisModuleCtx* ctx) {
   const command commands[] = {
-      {"cbf.reserve", reserve, "write deny-oom"},     {"cbf.add", add_one, "write deny-oom"},
-      {"cbf.madd", add_many, "write deny-oom"},       {"cbf.del", del, "write"},
-      {"cbf.exists", exists_one, "readonly fast"},    {"cbf.mexists", exists_many, "readonly fast"},
-      {"cbf.count", count, "readonly fast"},          {"cbf.info", info, "readonly fast"},
-      {"cbf.scandump", native::scandump, "readonly"}, {"cbf.loadchunk", native::loadchunk, "write deny-oom"},
+      {"cbf.reserve", reserve, "write deny-oom"},
+      {"cbf.add", one_item<add_items>, "write deny-oom"},
+      {"cbf.madd", many_items<add_items>, "write deny-oom"},
+      {"cbf.del", del, "write"},
+      {"cbf.exists", one_item<exists_items>, "readonly fast"},
+      {"cbf.mexists", many_items<exists_items>, "readonly fast"},
+      {"cbf.count", count, "readonly fast"},
+      {"cbf.info", info, "readonly fast"},
+      {"cbf.scandump", native::scandump, "readonly"},
+      {"cbf.loadchunk", native::loadchunk, "write deny-oom"},
   };
   counting_type = data_type<native::traits>::create(ctx, "blume-CBF", encoding_version, commands);
   return counting_type != nullptr;

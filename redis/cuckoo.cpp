@@ -262,14 +262,6 @@ int exists_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool m
   }
   return api::ok;
 }
-int exists_one(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  if (argc != 3) return api::WrongArity(ctx);
-  return exists_items(ctx, argv, argc, false);
-}
-int exists_many(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  if (argc < 3) return api::WrongArity(ctx);
-  return exists_items(ctx, argv, argc, true);
-}
 
 /// CF.COUNT key item: copies of the fingerprint (0 for a missing key or another type); always an integer.
 int count(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
@@ -441,8 +433,8 @@ bool register_cuckoo(RedisModuleCtx* ctx) {
       {"cf.addnx", add_unique, "write deny-oom"},
       {"cf.insert", insert, "write deny-oom"},
       {"cf.insertnx", insert_unique, "write deny-oom"},
-      {"cf.exists", exists_one, "readonly fast"},
-      {"cf.mexists", exists_many, "readonly fast"},
+      {"cf.exists", one_item<exists_items>, "readonly fast"},
+      {"cf.mexists", many_items<exists_items>, "readonly fast"},
       {"cf.count", count, "readonly fast"},
       {"cf.del", del, "write fast"},
       {"cf.compact", compact, "write"},

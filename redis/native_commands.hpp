@@ -6,6 +6,7 @@
 //   loadchunk_command the command the AOF rewrite emits
 #pragma once
 
+#include <cmath>
 #include <exception>
 #include <new>
 #include <span>
@@ -18,6 +19,35 @@
 #include "surface.hpp"
 
 namespace blume::redis {
+
+/// One field of a native type's INFO reply: an integer, a double, or null.
+struct info_field {
+  const char* label;
+  enum class type { integer, real, null } kind;
+  long long integer = 0;
+  double real = 0;
+
+  static info_field of(const char* label, long long v) { return {label, type::integer, v, 0}; }
+  static info_field of(const char* label, double v) { return {label, type::real, 0, v}; }
+  static info_field none(const char* label) { return {label, type::null, 0, 0}; }
+  /// An estimated count: rounded, or null when the fill allows no finite estimate.
+  static info_field estimate(const char* label, double n) {
+    return std::isfinite(n) ? of(label, std::llround(n)) : none(label);
+  }
+};
+
+/// The INFO reply: a map of the fields (a flat array in RESP2).
+inline void reply_info(RedisModuleCtx* ctx, std::span<const info_field> fields) {
+  api::ReplyWithMap(ctx, static_cast<long>(fields.size()));
+  for (const info_field& f : fields) {
+    api::ReplyWithSimpleString(ctx, f.label);
+    switch (f.kind) {
+      case info_field::type::integer: api::ReplyWithLongLong(ctx, f.integer); break;
+      case info_field::type::real: api::ReplyWithDouble(ctx, f.real); break;
+      case info_field::type::null: api::ReplyWithNull(ctx); break;
+    }
+  }
+}
 
 template <class Spec>
 struct native_commands {

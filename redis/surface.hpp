@@ -70,6 +70,20 @@ inline int reply_error(RedisModuleCtx* ctx, const char* message) noexcept {
   return api::ok;
 }
 
+/// The two forms of an item command: X key item (one reply) and MX key item [item ...] (an array), both
+/// served by Body(ctx, argv, argc, multi).
+using item_command_body = int (*)(RedisModuleCtx*, RedisModuleString**, int, bool);
+template <item_command_body Body>
+int one_item(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 3) return api::WrongArity(ctx);
+  return Body(ctx, argv, argc, false);
+}
+template <item_command_body Body>
+int many_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc < 3) return api::WrongArity(ctx);
+  return Body(ctx, argv, argc, true);
+}
+
 /// A key opened for one command, closed when the command returns.
 class open_key {
  public:

@@ -141,14 +141,6 @@ int add_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool mult
   replicate_at(ctx, argv, argc, 2, now);
   return api::ok;
 }
-int add_one(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  if (argc != 3) return api::WrongArity(ctx);
-  return add_items(ctx, argv, argc, false);
-}
-int add_many(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  if (argc < 3) return api::WrongArity(ctx);
-  return add_items(ctx, argv, argc, true);
-}
 
 /// WBF.ADDAT key unix-ms item [item ...]: WBF.MADD at a given time, the form writes are replicated in.
 int add_at_time(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
@@ -177,14 +169,6 @@ int exists_items(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool m
   }
   return api::ok;
 }
-int exists_one(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  if (argc != 3) return api::WrongArity(ctx);
-  return exists_items(ctx, argv, argc, false);
-}
-int exists_many(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  if (argc < 3) return api::WrongArity(ctx);
-  return exists_items(ctx, argv, argc, true);
-}
 
 /// WBF.INFO key
 int info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
@@ -194,34 +178,19 @@ int info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (v == nullptr) return api::ok;
   const window_filter& f = std::get<window_filter>(*v->filter);
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(f.window_time()).count();
-  const double estimate = f.estimated_count();
-  api::ReplyWithMap(ctx, 9);
-  api::ReplyWithSimpleString(ctx, "Capacity");
-  api::ReplyWithLongLong(ctx, static_cast<long long>(v->design.items));
-  api::ReplyWithSimpleString(ctx, "Error rate");
-  api::ReplyWithDouble(ctx, v->design.fpr);
-  api::ReplyWithSimpleString(ctx, "Window seconds");
-  if (seconds == 0) {
-    api::ReplyWithNull(ctx);
-  } else {
-    api::ReplyWithLongLong(ctx, seconds);
-  }
-  api::ReplyWithSimpleString(ctx, "Window items");
-  api::ReplyWithLongLong(ctx, static_cast<long long>(f.window()));
-  api::ReplyWithSimpleString(ctx, "Size");
-  api::ReplyWithLongLong(ctx, static_cast<long long>(codec::size(*v)));
-  api::ReplyWithSimpleString(ctx, "Number of hash functions");
-  api::ReplyWithLongLong(ctx, static_cast<long long>(f.active_buffer().hashes()));
-  api::ReplyWithSimpleString(ctx, "Number of items in the window");
-  api::ReplyWithLongLong(ctx, static_cast<long long>(f.inserted()));
-  api::ReplyWithSimpleString(ctx, "Estimated items");
-  if (std::isfinite(estimate)) {
-    api::ReplyWithLongLong(ctx, std::llround(estimate));
-  } else {
-    api::ReplyWithNull(ctx);
-  }
-  api::ReplyWithSimpleString(ctx, "Predicted error rate");
-  api::ReplyWithDouble(ctx, f.predicted_fpr());
+  using field = info_field;
+  const field fields[] = {
+      field::of("Capacity", static_cast<long long>(v->design.items)),
+      field::of("Error rate", v->design.fpr),
+      seconds == 0 ? field::none("Window seconds") : field::of("Window seconds", static_cast<long long>(seconds)),
+      field::of("Window items", static_cast<long long>(f.window())),
+      field::of("Size", static_cast<long long>(codec::size(*v))),
+      field::of("Number of hash functions", static_cast<long long>(f.active_buffer().hashes())),
+      field::of("Number of items in the window", static_cast<long long>(f.inserted())),
+      field::estimate("Estimated items", f.estimated_count()),
+      field::of("Predicted error rate", f.predicted_fpr()),
+  };
+  reply_info(ctx, fields);
   return api::ok;
 }
 
@@ -230,11 +199,11 @@ int info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
 bool register_window(RedisModuleCtx* ctx) {
   const command commands[] = {
       {"wbf.reserve", reserve, "write deny-oom"},
-      {"wbf.add", add_one, "write deny-oom"},
-      {"wbf.madd", add_many, "write deny-oom"},
+      {"wbf.add", one_item<add_items>, "write deny-oom"},
+      {"wbf.madd", many_items<add_items>, "write deny-oom"},
       {"wbf.addat", add_at_time, "write deny-oom"},
-      {"wbf.exists", exists_one, "readonly fast"},
-      {"wbf.mexists", exists_many, "readonly fast"},
+      {"wbf.exists", one_item<exists_items>, "readonly fast"},
+      {"wbf.mexists", many_items<exists_items>, "readonly fast"},
       {"wbf.info", info, "readonly fast"},
       {"wbf.scandump", native::scandump, "readonly"},
       {"wbf.loadchunk", native::loadchunk, "write deny-oom"},

@@ -206,6 +206,24 @@ class Distribution(unittest.TestCase):
             server.restart(save=False)
             self.assertEqual(self.observe(server.client()), before)
 
+    def test_copy_dump_restore_and_damaged_payloads(self):
+        with RedisServer(module_path()) as server:
+            client = server.client()
+            self.fill(client)
+            self.assertEqual(client.execute_command("COPY", "t", "t2"), 1)
+            client.execute_command("WBF.ADD", "t2", "only-in-the-copy")
+            self.assertEqual(client.execute_command("WBF.EXISTS", "t", "only-in-the-copy"), 0)
+            payload = client.execute_command("DUMP", "n")
+            self.assertEqual(client.execute_command("RESTORE", "n2", "0", payload), b"OK")
+            self.assertEqual(dump(client, "n2"), dump(client, "n"))
+            for cut in (20, len(payload) // 2, len(payload) - 11):
+                self.assertTrue(server.raw("RESTORE", "bad", "0", payload[:cut])[1].startswith(b"-"))
+            self.assertEqual(client.execute_command("EXISTS", "bad"), 0)
+            usage = client.execute_command("MEMORY", "USAGE", "t")
+            size = client.execute_command("WBF.INFO", "t")[9]
+            self.assertGreaterEqual(usage, size)
+            self.assertLess(usage, size + 200)
+
     def test_cluster_routes_every_command(self):
         with Cluster(module_path()) as cluster:
             keys = [f"window:{i}" for i in range(8)]
