@@ -1,5 +1,7 @@
 #include "filter_ops.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <unistd.h>
 
 #include <cmath>
@@ -30,9 +32,14 @@ void lock_target(std::optional<file_lock>& lock, const std::string& path, bool n
   }
 }
 
-void write_output(const any_filter& f, const std::string& path, const filter_design& design) {
+void check_output(const std::string& path, const write_options& options) {
+  if (path != "-") with_force_hint([&] { check_write_target(path, options); });
+}
+
+void write_output(const any_filter& f, const std::string& path, const filter_design& design,
+                  const write_options& options) {
   if (path != "-") {
-    save_filter(f, path, design);
+    with_force_hint([&] { save_filter(f, path, design, options); });
     return;
   }
   if (::isatty(STDOUT_FILENO) != 0)
@@ -40,6 +47,12 @@ void write_output(const any_filter& f, const std::string& path, const filter_des
         "refusing to write a binary filter to a terminal: redirect standard output or give --output FILE");
   std::fflush(stdout);
   write_filter(f, STDOUT_FILENO, "standard output", design);
+}
+
+void add_force_flag(CLI::App& cmd, bool& force) {
+  cmd.add_flag("--force", force,
+               "replace an output file that is read-only, and rewrite one with other hard links in place (every "
+               "name then sees the new filter); never replaces what is not a regular file");
 }
 
 std::string count_text(double count) {

@@ -12,9 +12,14 @@
 #include <vector>
 
 #include "blume/any_filter.hpp"
+#include "blume/file_io.hpp"
 #include "blume/fill.hpp"
 #include "key_input.hpp"
 #include "shared.hpp"
+
+namespace CLI {
+class App;
+}
 
 namespace blume::cli {
 
@@ -90,8 +95,28 @@ std::vector<std::string_view> split(std::string_view block, char delimiter, unsi
 /// Standard output needs no lock.
 void lock_target(std::optional<file_lock>& lock, const std::string& path, bool no_wait);
 
-/// Writes a command's filter: to a file atomically, or to standard output for "-".
-void write_output(const any_filter& f, const std::string& path, const filter_design& design);
+/// Writes a command's filter: to a file atomically, or to standard output for "-". A refusal to replace the
+/// target (write_refused) says how --force overrides it, where it can.
+void write_output(const any_filter& f, const std::string& path, const filter_design& design,
+                  const write_options& options = {});
+
+/// Runs a save or its check, naming --force in a refusal it would override.
+template <class Fn>
+void with_force_hint(Fn&& fn) {
+  try {
+    fn();
+  } catch (const write_refused& e) {
+    if (!e.forcible()) throw;
+    throw write_refused(std::string(e.what()) + " (--force writes it anyway)", true);
+  }
+}
+
+/// Throws what write_output would refuse the target with, before a verb spends time on its result.
+void check_output(const std::string& path, const write_options& options);
+
+/// Adds --force to a verb that writes a filter file: replace a read-only target, rewrite a hard-linked one
+/// in place (write_options::force).
+void add_force_flag(CLI::App& cmd, bool& force);
 
 // ---- overfill -----------------------------------------------------------------------------------------
 

@@ -5,15 +5,20 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include "blume/error.hpp"
 #include "blume/format.hpp"
+#include "blume/storage.hpp"
 #include "shared.hpp"
 
 namespace blume::cli {
@@ -53,6 +58,34 @@ extern "C" void on_terminating_signal(int sig) {
   std::raise(sig);
 }
 
+/// The first option on the command line that the chosen verb (or the one above it) does not know. CLI11
+/// checks required options before it reports unknown ones, so `build --bogus` would otherwise say that
+/// --output is required.
+std::string unknown_option(CLI::App& app, int argc, char** argv) {
+  CLI::App* verb = &app;
+  while (!verb->get_subcommands().empty()) verb = verb->get_subcommands().front();
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    // Not an option: "-" (standard input), and negative numbers or rates given as values.
+    if (arg.size() < 2 || arg[0] != '-' || std::isdigit(static_cast<unsigned char>(arg[1])) != 0 || arg[1] == '.')
+      continue;
+    const std::string name(arg[1] == '-' ? arg.substr(0, arg.find('=')) : arg.substr(0, 2));
+    bool known = false;
+    for (CLI::App* c = verb; c != nullptr && !known; c = c->get_parent())
+      known = c->get_option_no_throw(name) != nullptr;
+    if (!known) return name;
+  }
+  return {};
+}
+
+/// `status`, or 2 with a message when what was printed could not be written (--help > /dev/full).
+int checked_exit(int status) {
+  if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return status;
+  std::fprintf(stderr, "blume: cannot write to standard output: %s\n", std::strerror(errno));
+  return 2;
+}
+
 void install_signal_handlers() {
   for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
     // A signal the parent ignores (nohup, a background job of a script) stays ignored.
@@ -82,19 +115,28 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);  // runs the chosen verb's callback once the whole command line has parsed
+    // What a verb printed may still sit in stdio's buffer, or have failed there already (a full disk):
+    // success is reported only once it is out.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) blume::cli::output::throw_stdout_error();
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return checked_exit(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return checked_exit(app.exit(e));
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return checked_exit(app.exit(e));
   } catch (const CLI::ParseError& e) {
     // One line, like every other error (CLI11's own report spans several).
     std::string what = e.what();
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr)
+      if (const std::string unknown = unknown_option(app, argc, argv); !unknown.empty())
+        what = "unknown option '" + unknown + "'";
     std::replace(what.begin(), what.end(), '\n', ' ');
     std::fprintf(stderr, "blume: %s (see blume --help)\n", what.c_str());
     return 2;
   } catch (const blume::error& e) {
+    std::fprintf(stderr, "blume: %s\n", e.what());
+    return 2;
+  } catch (const blume::allocation_error& e) {
     std::fprintf(stderr, "blume: %s\n", e.what());
     return 2;
   } catch (const std::bad_alloc&) {

@@ -2,9 +2,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -41,6 +43,11 @@ void add_key_options(CLI::App& cmd, key_args& a) {
   cmd.add_option("keys", a.options.keys, "keys (default: read from standard input)");
   cmd.add_option("--format", a.format, "keys: lines (one trailing CR dropped, from arguments too) or nul")
       ->capture_default_str();
+}
+
+void output::throw_stdout_error() {
+  const int e = errno;
+  throw io_error(std::string("cannot write to standard output: ") + (e != 0 ? std::strerror(e) : "write error"));
 }
 
 key_value parse_record(std::string_view line, const std::string& where) {

@@ -48,20 +48,27 @@ using text::json_number;
 using text::json_string;
 using text::percent;
 
-/// Buffered standard output: one write per megabyte rather than one per answer.
+/// Buffered standard output: one write per megabyte rather than one per answer. A verb calls flush() when
+/// it is done, which throws io_error if the output failed (a full disk, a closed pipe). The destructor
+/// only tries, without throwing (it may run while an exception unwinds), and main checks standard output
+/// before it reports success, so a failed write never ends in exit status 0.
 class output {
  public:
-  ~output() { flush(); }
+  ~output() {
+    if (!buffer_.empty()) std::fwrite(buffer_.data(), 1, buffer_.size(), stdout);
+  }
   void add(std::string_view s) {
     buffer_ += s;
     if (buffer_.size() >= (1u << 20)) flush();
   }
   void flush() {
     if (buffer_.empty()) return;
-    if (std::fwrite(buffer_.data(), 1, buffer_.size(), stdout) != buffer_.size() || std::fflush(stdout) != 0)
-      throw io_error("cannot write to standard output");
+    const bool written = std::fwrite(buffer_.data(), 1, buffer_.size(), stdout) == buffer_.size();
     buffer_.clear();
+    if (!written || std::fflush(stdout) != 0) throw_stdout_error();
   }
+  /// Throws io_error for a failed write to standard output, with the system's reason.
+  [[noreturn]] static void throw_stdout_error();
 
  private:
   std::string buffer_;
@@ -85,6 +92,7 @@ struct query_options {
   bool count = false;           // query: print counts
   bool allow_overfill = false;  // add
   bool no_wait = false;         // add, erase
+  bool force = false;           // add, erase: replace a read-only or hard-linked file (write_options)
 };
 
 /// The command line of query, add and erase: the options, and the keys' --format as text until the

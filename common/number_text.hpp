@@ -37,7 +37,9 @@ inline std::string human_bytes(double bytes, int digits = 2, int byte_digits = 0
 /// A rate as a percentage, with more decimals below 0.1%.
 inline std::string percent(double rate) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, rate >= 0.001 ? "%.3f%%" : "%.5f%%", rate * 100);
+  // Below 1e-7, fixed decimals would print 0.00000%: significant digits say what the rate is.
+  if (rate > 0 && rate < 1e-7) std::snprintf(buf, sizeof buf, "%.3g%%", rate * 100);
+  else std::snprintf(buf, sizeof buf, rate >= 0.001 ? "%.3f%%" : "%.5f%%", rate * 100);
   return buf;
 }
 

@@ -124,6 +124,11 @@ TEST(Attenuated, IncompatibleFiltersAreRefused) {
   EXPECT_THROW(a.absorb(filter(1000, 1e-6, 4, 7)), blume::incompatible_filters);
   EXPECT_THROW(a.merge(node(5)), blume::incompatible_filters);
   EXPECT_THROW(a.absorb(node(), 0), blume::invalid_argument);
+  // Every level of a neighbour this far away would fall past the last: refused, not silently dropped.
+  const filter before = a;
+  EXPECT_THROW(a.absorb(node(), a.depth()), blume::invalid_argument);
+  EXPECT_THROW(a.absorb(node(), 64), blume::invalid_argument);
+  EXPECT_TRUE(a == before);
 }
 
 TEST(Attenuated, BadParametersAreRefusedBeforeAllocating) {

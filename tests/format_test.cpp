@@ -731,3 +731,117 @@ TEST(FileLock, APathThatDoesNotExistYetIsNotLocked) {
 }
 
 }  // namespace
+
+// ---- what a save replaces ---------------------------------------------------------------------------
+
+namespace save_target {
+
+using filter = blume::bloom_filter<>;
+
+filter with_key(const std::string& key) {
+  filter f(100, 0.01);
+  f.insert(key);
+  return f;
+}
+
+mode_t mode_of(const std::filesystem::path& p) {
+  struct stat st {};
+  EXPECT_EQ(::stat(p.c_str(), &st), 0);
+  return st.st_mode & 07777;
+}
+
+}  // namespace save_target
+
+TEST(SaveTarget, WritesThroughSymbolicLinksToTheFinalTarget) {
+  using namespace save_target;
+  const temp_dir dir;
+  blume::save(with_key("old"), dir / "real.blume");
+  std::filesystem::create_directory(dir / "sub");
+  std::filesystem::create_symlink("../real.blume", dir / "sub" / "link.blume");
+  std::filesystem::create_symlink(dir / "sub" / "link.blume", dir / "chain.blume");
+  blume::save(with_key("new"), dir / "chain.blume");
+  EXPECT_TRUE(std::filesystem::is_symlink(dir / "chain.blume"));
+  EXPECT_TRUE(std::filesystem::is_symlink(dir / "sub" / "link.blume"));
+  EXPECT_TRUE(blume::load<filter>(dir / "real.blume").contains("new"));
+  EXPECT_EQ(blume::resolve_write_target(dir / "chain.blume"), dir / "sub" / ".." / "real.blume");
+  // A dangling link: the save creates the file it names.
+  std::filesystem::create_symlink("made.blume", dir / "dangling.blume");
+  blume::save(with_key("k"), dir / "dangling.blume");
+  EXPECT_TRUE(std::filesystem::is_regular_file(std::filesystem::symlink_status(dir / "made.blume")));
+  // A loop is an error, not a hang.
+  std::filesystem::create_symlink("loop-b", dir / "loop-a");
+  std::filesystem::create_symlink("loop-a", dir / "loop-b");
+  EXPECT_THROW(blume::save(with_key("k"), dir / "loop-a"), blume::io_error);
+}
+
+TEST(SaveTarget, KeepsModeAndRefusesReadOnlyFilesUnlessForced) {
+  using namespace save_target;
+  const temp_dir dir;
+  const auto path = dir / "f.blume";
+  blume::save(with_key("a"), path);
+  ::chmod(path.c_str(), 0600);
+  blume::save(with_key("b"), path);
+  EXPECT_EQ(mode_of(path), 0600u);
+  ::chmod(path.c_str(), 0444);
+  const auto before = blume_test::read_file_bytes(path);
+  try {
+    blume::save(with_key("c"), path);
+    ADD_FAILURE() << "a read-only file was replaced";
+  } catch (const blume::write_refused& e) {
+    EXPECT_TRUE(e.forcible());
+    EXPECT_TRUE(mentions(e.what(), "read-only"));
+  }
+  EXPECT_EQ(blume_test::read_file_bytes(path), before);
+  blume::save(with_key("c"), path, {}, blume::write_options{.force = true});
+  EXPECT_EQ(mode_of(path), 0444u);
+  EXPECT_TRUE(blume::load<filter>(path).contains("c"));
+}
+
+TEST(SaveTarget, RefusesHardLinksUnlessForcedThenRewritesInPlace) {
+  using namespace save_target;
+  const temp_dir dir;
+  blume::save(with_key("a"), dir / "one.blume");
+  std::filesystem::create_hard_link(dir / "one.blume", dir / "two.blume");
+  EXPECT_THROW(blume::save(with_key("b"), dir / "two.blume"), blume::write_refused);
+  EXPECT_FALSE(blume::load<filter>(dir / "one.blume").contains("b"));
+  blume::save(with_key("b"), dir / "two.blume", {}, blume::write_options{.force = true});
+  EXPECT_TRUE(blume::load<filter>(dir / "one.blume").contains("b"));
+  EXPECT_TRUE(std::filesystem::equivalent(dir / "one.blume", dir / "two.blume"));
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"one.blume", "two.blume"}));
+}
+
+TEST(SaveTarget, NeverReplacesWhatIsNotARegularFile) {
+  using namespace save_target;
+  const temp_dir dir;
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0644), 0);
+  std::filesystem::create_directory(dir / "d.blume");
+  for (const auto& target : {dir / "fifo", dir / "d.blume", std::filesystem::path("/dev/null")}) {
+    for (const bool force : {false, true}) {
+      try {
+        blume::save(with_key("k"), target, {}, blume::write_options{.force = force});
+        ADD_FAILURE() << target << " was replaced";
+      } catch (const blume::write_refused& e) {
+        EXPECT_FALSE(e.forcible());
+      }
+    }
+  }
+  EXPECT_TRUE(std::filesystem::is_fifo(dir / "fifo"));
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/null"));
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"d.blume", "fifo"}));
+}
+
+TEST(SaveTarget, RemovesTemporaryFilesOfWritersThatAreGone) {
+  using namespace save_target;
+  const temp_dir dir;
+  // A writer that died: a process id that no longer exists (a child reaped before the save).
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ::waitpid(child, nullptr, 0);
+  const std::string dead = ".f.blume.tmp." + std::to_string(child) + ".deadbeef";
+  const std::string alive = ".f.blume.tmp." + std::to_string(::getpid()) + ".stillhere";
+  const std::string other = ".g.blume.tmp." + std::to_string(child) + ".deadbeef";
+  for (const auto& name : {dead, alive, other}) blume_test::write_file_bytes(dir / name, bytes(10));
+  blume::save(with_key("k"), dir / "f.blume");
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{alive, other, "f.blume"}));
+}

@@ -24,6 +24,7 @@ struct absorb_args {
   std::uint32_t hops = 1;
   std::string output;
   bool no_wait = false;
+  bool force = false;
   bool allow_overfill = false;
 };
 
@@ -62,7 +63,7 @@ int run_absorb(const absorb_args& a) {
         }
       },
       result);
-  write_output(result, output, first.design);
+  write_output(result, output, first.design, write_options{a.force});
   return 0;
 }
 
@@ -78,6 +79,7 @@ void register_absorb(CLI::App& app, int& status) {
   cmd->add_option("--hops", a->hops, "how far away the neighbours are")->check(CLI::Range(1, 64));
   cmd->add_option("--output", a->output, "file to write instead of the target, or - for standard output");
   cmd->add_flag("--no-wait", a->no_wait, "fail at once if another writer holds the output file");
+  add_force_flag(*cmd, a->force);
   cmd->add_flag("--allow-overfill", a->allow_overfill,
                 "write the filter even when a level's false-positive rate passes 1.5x its target");
   cmd->callback([a, &status] { status = run_absorb(*a); });

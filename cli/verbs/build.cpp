@@ -40,6 +40,7 @@ struct build_options {
   bool allow_overfill = false;
   bool allow_empty = false;
   bool no_wait = false;
+  bool force = false;
   std::string input = "-";
   std::string output;
   key_format format = key_format::lines;
@@ -200,7 +201,7 @@ void build_redisbloom(const build_options& o, key_source& source, progress& bar,
   if (o.output == "-") {
     write_to(chain, STDOUT_FILENO, "standard output", design);
   } else {
-    save(chain, o.output, design);
+    with_force_hint([&] { save(chain, o.output, design, write_options{o.force}); });
   }
   if (::isatty(STDERR_FILENO) != 0 && o.output != "-")
     std::fprintf(stderr, "wrote %s: RedisBloom filter (BF.RESERVE %g %llu), %llu keys\n", o.output.c_str(),
@@ -210,6 +211,7 @@ void build_redisbloom(const build_options& o, key_source& source, progress& bar,
 
 int run_build(const build_options& options) {
   build_options o = options;
+  check_output(o.output, write_options{o.force});  // refused now rather than after reading every key
   std::optional<file_lock> lock;
   if (o.redisbloom && o.kind)
     throw invalid_argument("--redisbloom builds RedisBloom's own scalable filter: leave out --kind");
@@ -227,7 +229,7 @@ int run_build(const build_options& options) {
           },
           filter);
     lock_target(lock, o.output, o.no_wait);
-    write_output(filter, o.output, design);
+    write_output(filter, o.output, design, write_options{o.force});
     report_build(o, *o.kind, keys);
     return 0;
   }
@@ -255,7 +257,8 @@ int run_build(const build_options& options) {
     bar.finish(keys);
     refuse_empty(o, keys, o.input);
     lock_target(lock, o.output, o.no_wait);
-    write_output(filter, o.output, {std::max<std::uint64_t>(stats.keys != 0 ? stats.keys : keys, 1), o.fpr});
+    write_output(filter, o.output, {std::max<std::uint64_t>(stats.keys != 0 ? stats.keys : keys, 1), o.fpr},
+                 write_options{o.force});
     if (::isatty(STDERR_FILENO) != 0 && stats.attempts != 0 && o.output != "-")
       std::fprintf(stderr,
                    "wrote %s: %s filter, %llu keys (%llu duplicates dropped); %u seed(s) tried, %s of working memory\n",
@@ -312,7 +315,7 @@ int run_build(const build_options& options) {
         },
         filter);
   lock_target(lock, o.output, o.no_wait);
-  write_output(filter, o.output, design);
+  write_output(filter, o.output, design, write_options{o.force});
   report_build(o, kind, keys);
   return 0;
 }
@@ -334,6 +337,7 @@ void register_build(CLI::App& app, int& status) {
                   "keep a filter given more keys than --items (its rate then exceeds --fpr)");
   build->add_flag("--allow-empty", opts.allow_empty, "build a filter from empty input instead of failing");
   build->add_flag("--no-wait", opts.no_wait, "fail at once if another writer holds the output file");
+  add_force_flag(*build, opts.force);
   build->add_option("--format", a->format, "lines or nul")->capture_default_str();
   build->add_option("--threads", opts.threads, "insert threads (bit-array kinds)")
       ->capture_default_str()

@@ -23,9 +23,11 @@ struct combine_args {
   std::vector<std::string> inputs;
   std::string output;
   bool no_wait = false;
+  bool force = false;
 };
 
-int run_combine(const std::vector<std::string>& inputs, const std::string& output_path, combine how, bool no_wait) {
+int run_combine(const std::vector<std::string>& inputs, const std::string& output_path, combine how, bool no_wait,
+                bool force) {
   if (inputs.size() < 2) throw invalid_argument("give at least two input files");
   std::optional<file_lock> lock;
   lock_target(lock, output_path, no_wait);  // the output may be one of the inputs: lock before reading
@@ -57,7 +59,7 @@ int run_combine(const std::vector<std::string>& inputs, const std::string& outpu
         },
         result);
   }
-  write_output(result, output_path, design);
+  write_output(result, output_path, design, write_options{force});
   return 0;
 }
 
@@ -69,7 +71,8 @@ void register_combine(CLI::App& app, int& status, const std::string& name, const
   cmd->add_option("inputs", a->inputs, "filter files")->required()->expected(2, -1);
   cmd->add_option("--output", a->output, "file to write (atomically), or - for standard output")->required();
   cmd->add_flag("--no-wait", a->no_wait, "fail at once if another writer holds the output file");
-  cmd->callback([a, how, &status] { status = run_combine(a->inputs, a->output, how, a->no_wait); });
+  add_force_flag(*cmd, a->force);
+  cmd->callback([a, how, &status] { status = run_combine(a->inputs, a->output, how, a->no_wait, a->force); });
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ struct reconcile_args {
   std::string input = "-", output, estimate, table_file, format = "lines";
   std::optional<std::uint64_t> differences;
   std::uint64_t seed = xxh3_hasher::default_seed;
+  bool force = false;
 };
 
 /// The ids of the distinct keys of `source`: a key given twice is one key, as it is to a set.
@@ -67,7 +68,7 @@ int run_sketch(const reconcile_args& a) {
   strata_estimator<> sketch(a.seed);
   const std::vector<std::uint64_t> ids = distinct_ids(source, a.seed);
   insert_ids(sketch, ids);
-  write_output(sketch.table(), a.output, {});
+  write_output(sketch.table(), a.output, {}, write_options{a.force});
   std::fprintf(stderr, "sketched %zu distinct keys of %s: %s\n", ids.size(), describe(a.input).c_str(),
                human_bytes(static_cast<double>(sketch.table().cells() * table::cell_bytes + header_size)).c_str());
   return 0;
@@ -102,7 +103,7 @@ int run_diff_sketch(const reconcile_args& a) {
   }
   table t = table::for_difference(planned, seed);
   insert_ids(t, ids);
-  write_output(t, a.output, {});
+  write_output(t, a.output, {}, write_options{a.force});
   std::fprintf(stderr, "table of %zu distinct keys for %" PRIu64 " differences (%s): %" PRIu64 " cells, %s\n",
                ids.size(), planned, why.c_str(), t.cells(),
                human_bytes(static_cast<double>(t.cells() * table::cell_bytes + header_size)).c_str());
@@ -173,6 +174,7 @@ void register_sketch(CLI::App& app, int& status) {
       "sketch", "A strata estimator of a key set (41 KB), for the other side's diff-sketch to size its table by");
   add_input(verb, *a);
   verb->add_option("--output", a->output, "the sketch file (- is standard output)")->required();
+  add_force_flag(*verb, a->force);
   verb->add_option("--seed", a->seed, "hash seed; both sides must use the same")->capture_default_str();
   verb->callback([a, &status] { status = run_sketch(*a); });
 }
@@ -186,6 +188,7 @@ void register_diff_sketch(CLI::App& app, int& status) {
   verb->add_option("--estimate", a->estimate, "the other side's sketch (blume sketch), to estimate the difference");
   verb->add_option("--differences", a->differences, "size the table for this many differences instead");
   verb->add_option("--output", a->output, "the table file (- is standard output)")->required();
+  add_force_flag(*verb, a->force);
   verb->add_option("--seed", a->seed, "hash seed with --differences (a sketch brings its own)")->capture_default_str();
   verb->callback([a, &status] {
     if (a->estimate.empty() == !a->differences)

@@ -40,8 +40,9 @@ struct redis_args {
   double timeout = 60;
   bool quiet = false;
   bool json = false;
-  std::string url;   // redis://HOST:PORT, another way to give --cluster
-  std::string file;  // push and pull
+  bool force = false;  // pull
+  std::string url;     // redis://HOST:PORT, another way to give --cluster
+  std::string file;    // push and pull
   std::string key;
   bool replace = false;
   bool no_wait = false;
@@ -223,10 +224,12 @@ int run_push(const redis_args& a) {
 
 int run_pull(const redis_args& a) {
   cluster::cluster_client client = connect(a);
+  check_output(a.file, write_options{a.force});
   std::optional<file_lock> lock;
   lock_target(lock, a.file, a.no_wait);
   const auto started = std::chrono::steady_clock::now();
-  const cluster::transfer_report r = cluster::pull_to_file(client, a.key, a.file);
+  cluster::transfer_report r;
+  with_force_hint([&] { r = cluster::pull_to_file(client, a.key, a.file, write_options{a.force}); });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   output out;
   out.add("pulled " + a.key + " (" + r.type + ") to " + a.file + ": " + human_bytes(static_cast<double>(r.bytes)) +
@@ -329,6 +332,7 @@ void register_redis(CLI::App& app, int& status) {
   pull->add_option("key", a->key, "the key to read")->required();
   pull->add_option("file", a->file, "the filter file to write")->required();
   pull->add_flag("--no-wait", a->no_wait, "fail at once if another writer holds the file");
+  add_force_flag(*pull, a->force);
   on_run(pull, status, a, run_pull);
 }
 

@@ -81,7 +81,7 @@ int run_update(const query_options& o, update what) {
                           "nothing was written; build a larger filter from all the keys");
         },
         filter);
-  save_filter(filter, o.file, design);
+  write_output(filter, o.file, design, write_options{o.force});
   out.flush();
   return what == update::erase && done != total ? 1 : 0;
 }
@@ -95,6 +95,7 @@ void register_add(CLI::App& app, int& status) {
   add->add_flag("--allow-overfill", a->options.allow_overfill,
                 "add keys past the capacity the filter was planned for (its rate then exceeds the target)");
   add->add_flag("--no-wait", a->options.no_wait, "fail at once if another writer holds the file");
+  add_force_flag(*add, a->options.force);
   add->callback([a, &status] {
     a->options.format = format_option(a->format);
     a->options.quiet = true;
@@ -108,6 +109,7 @@ void register_erase(CLI::App& app, int& status) {
   add_key_options(*erase, *a);
   erase->add_flag("--quiet,-q", a->options.quiet, "print nothing; exit 1 if a key was not found");
   erase->add_flag("--no-wait", a->options.no_wait, "fail at once if another writer holds the file");
+  add_force_flag(*erase, a->options.force);
   erase->callback([a, &status] {
     a->options.format = format_option(a->format);
     status = run_update(a->options, update::erase);

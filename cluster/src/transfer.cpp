@@ -161,7 +161,8 @@ transfer_report push_file(cluster_client& client, const std::filesystem::path& p
   return report;
 }
 
-transfer_report pull_to_file(cluster_client& client, std::string_view key, const std::filesystem::path& path) {
+transfer_report pull_to_file(cluster_client& client, std::string_view key, const std::filesystem::path& path,
+                             const write_options& options) {
   const reply t = client.run({key, {"TYPE", key}});
   family f;
   if (t.text == "MBbloom--") {
@@ -236,7 +237,7 @@ transfer_report pull_to_file(cluster_client& client, std::string_view key, const
     throw format_error(std::string(e.what()) + changed);
   }
   const std::span<const std::byte> parts[] = {file};
-  write_file_atomically(path, parts);
+  write_file_atomically(path, parts, options);
   return report;
 }
 

@@ -136,8 +136,9 @@ inline any_filter load_filter(const std::filesystem::path& path, file_header* he
 }
 
 /// Writes the filter to `path` atomically (see save), with `design` recorded in its header.
-inline void save_filter(const any_filter& f, const std::filesystem::path& path, const filter_design& design = {}) {
-  std::visit([&](const auto& typed) { save(typed, path, design); }, f);
+inline void save_filter(const any_filter& f, const std::filesystem::path& path, const filter_design& design = {},
+                        const write_options& options = {}) {
+  std::visit([&](const auto& typed) { save(typed, path, design, options); }, f);
 }
 
 /// Writes the filter to an open descriptor such as standard output (see write_to).

@@ -169,10 +169,17 @@ class attenuated_bloom_filter : public detail::key_interface<attenuated_bloom_fi
   /// Takes in what a neighbour `hops` hops away knows: its level i becomes part of level i + hops here,
   /// for every i + hops < depth() (what the neighbour has i hops from it is at most i + hops from here;
   /// what lies past the last level is dropped). Throws incompatible_filters unless both filters have the
-  /// same depth, geometry and seed; invalid_argument for hops == 0 (a filter of the same node: merge).
+  /// same depth, geometry and seed; invalid_argument for hops == 0 (a filter of the same node: merge) and
+  /// for hops >= depth(), where every level of the neighbour would fall past the last one and absorbing it
+  /// would change nothing (a caller asking for it has the wrong distance or too shallow a filter).
   void absorb(const attenuated_bloom_filter& neighbour, std::uint32_t hops = 1) {
     check_compatible(neighbour, "absorb");
     if (hops == 0) throw invalid_argument("absorb: a neighbour is at least 1 hop away (merge joins views of one node)");
+    if (hops >= depth())
+      throw invalid_argument("absorb: a neighbour " + std::to_string(hops) + " hops away lies past the filter's " +
+                             std::to_string(depth()) + " levels (0 to " + std::to_string(depth() - 1) +
+                             "), so nothing of it would be kept: use hops below " + std::to_string(depth()) +
+                             ", or filters with more levels");
     // Deepest first, so that absorbing the filter itself reads each level before it changes.
     for (std::uint32_t i = depth(); i-- > hops;) or_into(levels_[i], neighbour.levels_[i - hops]);
   }

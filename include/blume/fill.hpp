@@ -4,6 +4,8 @@
 // keys they have no room for (cuckoo, quotient), forget (stable, aging) or are built whole (static).
 #pragma once
 
+#include <algorithm>
+
 #include "blume/basic_bloom_filter.hpp"
 #include "blume/format.hpp"
 
@@ -29,7 +31,9 @@ fill_state fill_against(const F& f, const filter_design& design) {
   fill_state s{};
   s.inferred = !design.recorded();
   s.capacity = s.inferred ? f.optimal_load() : static_cast<double>(design.items);
-  s.target = s.inferred ? f.predicted_fpr_at(s.capacity) : design.fpr;
+  // The filter's own rate at its capacity where the plan could not reach the target (k is capped, so a
+  // rate like 1e-30 is beyond it): a filter holding exactly what it was planned for is never overfilled.
+  s.target = s.inferred ? f.predicted_fpr_at(s.capacity) : std::max(design.fpr, f.predicted_fpr_at(s.capacity));
   s.count = f.estimated_count();
   s.rate = f.predicted_fpr_at(s.count);
   return s;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "blume/error.hpp"
+#include "blume/file_io.hpp"
 #include "blume/hash.hpp"
 #include "blume/kinds.hpp"
 #include "blume/parameters.hpp"
@@ -98,18 +99,6 @@ void write_le(std::byte* p, T v) noexcept {
 inline std::uint64_t checksum(const void* data, std::size_t len) noexcept { return XXH64(data, len, 0); }
 
 inline bool known_kind(std::uint16_t k) noexcept { return is_known(static_cast<filter_kind>(k)); }
-
-inline std::string errno_text(const std::string& what, const std::filesystem::path& path) {
-  return what + " '" + path.string() + "': " + std::generic_category().message(errno);
-}
-
-/// Closes a file descriptor on scope exit.
-struct fd_guard {
-  int fd = -1;
-  ~fd_guard() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 }  // namespace detail
 
@@ -301,19 +290,6 @@ file_header header_of(const F& f, std::vector<std::span<const std::byte>>& segme
   return h;
 }
 
-inline void write_all(int fd, const void* data, std::size_t len, const std::filesystem::path& path) {
-  const auto* p = static_cast<const char*>(data);
-  while (len > 0) {
-    const ssize_t n = ::write(fd, p, std::min<std::size_t>(len, std::size_t{1} << 30));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw io_error(errno_text("cannot write", path));
-    }
-    p += n;
-    len -= static_cast<std::size_t>(n);
-  }
-}
-
 inline void read_all(int fd, void* data, std::size_t len, const std::filesystem::path& path) {
   auto* p = static_cast<char*>(data);
   while (len > 0) {
@@ -338,148 +314,6 @@ inline std::uint64_t open_for_reading(detail::fd_guard& fd, const std::filesyste
 }
 
 }  // namespace detail
-
-namespace detail {
-
-/// The temporary files being written right now, for remove_pending_temp_files: a fixed table a signal
-/// handler can read without locks or allocation. A slot's path is written before it is marked in use.
-struct pending_temp {
-  std::atomic<bool> used{false};
-  char path[4096] = {};
-};
-inline constexpr std::size_t pending_temp_slots = 8;
-inline pending_temp pending_temps[pending_temp_slots];
-
-/// Claims a slot holding `tmpl` (a mkstemp template, filled in place later), or null when all are taken
-/// (the write still works; only an interruption could then leave the temporary behind).
-inline pending_temp* claim_pending_temp(const std::string& tmpl) noexcept {
-  if (tmpl.size() >= sizeof(pending_temp::path)) return nullptr;
-  static std::atomic<bool> claiming{false};
-  while (claiming.exchange(true, std::memory_order_acquire)) {
-  }
-  pending_temp* slot = nullptr;
-  for (pending_temp& t : pending_temps) {
-    if (!t.used.load(std::memory_order_relaxed)) {
-      slot = &t;
-      std::memcpy(t.path, tmpl.c_str(), tmpl.size() + 1);
-      t.used.store(true, std::memory_order_release);
-      break;
-    }
-  }
-  claiming.store(false, std::memory_order_release);
-  return slot;
-}
-
-}  // namespace detail
-
-/// Removes the temporary files of writes in progress. Async-signal-safe: a program's handler for SIGINT,
-/// SIGTERM or SIGHUP calls it before exiting so that an interrupted save leaves nothing behind (the target
-/// itself is untouched until the final rename). Library code never installs signal handlers itself.
-inline void remove_pending_temp_files() noexcept {
-  for (detail::pending_temp& t : detail::pending_temps)
-    if (t.used.load(std::memory_order_acquire)) ::unlink(t.path);
-}
-
-/// Writes `parts` to `path` atomically: a temporary file in the same directory, fsync, rename over the
-/// target, fsync of the directory. Readers see the old file or the new one, never a mix; on failure the
-/// old file is untouched and the temporary removed (on a signal, see remove_pending_temp_files).
-///
-/// Concurrent writers: each write is atomic, but two read-modify-write cycles on one file race and the
-/// last rename wins. Hold a file_lock on the target across the cycle to serialise them.
-inline void write_file_atomically(const std::filesystem::path& path,
-                                  std::span<const std::span<const std::byte>> parts) {
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  // The temporary's name must itself fit in NAME_MAX (255) bytes: keep at most 200 of the target's.
-  const std::string tmpl = (dir / ("." + path.filename().string().substr(0, 200) + ".tmp.XXXXXX")).string();
-  // mkstemp fills in the slot's own copy, so a signal after the file exists always finds its name.
-  detail::pending_temp* slot = detail::claim_pending_temp(tmpl);
-  std::string own = tmpl;
-  char* name = slot != nullptr ? slot->path : own.data();
-  struct release_slot {
-    detail::pending_temp* slot;
-    void release() noexcept {
-      if (slot != nullptr) slot->used.store(false, std::memory_order_release);
-      slot = nullptr;
-    }
-    ~release_slot() { release(); }
-  } release{slot};
-  detail::fd_guard fd;
-  fd.fd = ::mkstemp(name);
-  if (fd.fd < 0) throw io_error(detail::errno_text("cannot create a temporary file in", dir));
-  const std::string tmp = name;
-  try {
-    for (auto part : parts) detail::write_all(fd.fd, part.data(), part.size(), tmp);
-    if (::fsync(fd.fd) != 0) throw io_error(detail::errno_text("cannot fsync", tmp));
-    ::fchmod(fd.fd, 0644);
-    if (::close(fd.fd) != 0) {
-      fd.fd = -1;
-      throw io_error(detail::errno_text("cannot close", tmp));
-    }
-    fd.fd = -1;
-    if (::rename(tmp.c_str(), path.c_str()) != 0) throw io_error(detail::errno_text("cannot rename onto", path));
-    release.release();  // the name is no longer ours: a signal from here on must not unlink it
-  } catch (...) {
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  detail::fd_guard dfd;
-  dfd.fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd.fd >= 0) ::fsync(dfd.fd);  // best effort: the rename is already visible
-}
-
-/// An exclusive advisory lock (flock) on a filter file, held for a read-modify-write cycle: writers that
-/// all take it serialise, so no update is lost. Readers take nothing and never block: saves replace the
-/// file by rename, so a reader sees a whole old or whole new file.
-///
-/// The lock is on the file's inode, which a save replaces; after waiting, the lock checks that the path
-/// still names the inode it locked and otherwise locks the new one. A path that does not exist yet is not
-/// locked (there is nothing to lose: the first complete write wins).
-class file_lock {
- public:
-  enum class mode { wait, no_wait };
-
-  /// Locks `path`; with mode::no_wait throws file_locked at once if another writer holds it.
-  explicit file_lock(const std::filesystem::path& path, mode m = mode::wait) {
-    for (;;) {
-      // Writable where it can be: on NFS, flock is emulated with fcntl locks, and an exclusive one needs
-      // a descriptor open for writing. Read-only otherwise (the lock works the same on local files).
-      int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-      if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EISDIR))
-        fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) {
-        if (errno == ENOENT) return;
-        throw io_error(detail::errno_text("cannot open for locking", path));
-      }
-      detail::fd_guard guard{fd};
-      int rc;
-      do {
-        rc = ::flock(fd, LOCK_EX | (m == mode::no_wait ? LOCK_NB : 0));
-      } while (rc != 0 && errno == EINTR);
-      if (rc != 0) {
-        if (errno == EWOULDBLOCK) throw file_locked("'" + path.string() + "' is locked by another writer");
-        throw io_error(detail::errno_text("cannot lock", path));
-      }
-      struct stat locked = {}, now = {};
-      if (::fstat(fd, &locked) != 0) throw io_error(detail::errno_text("cannot stat", path));
-      if (::stat(path.c_str(), &now) == 0 && now.st_ino == locked.st_ino && now.st_dev == locked.st_dev) {
-        fd_ = guard.fd;
-        guard.fd = -1;
-        return;
-      }
-      // Replaced (or removed) while we waited: lock what the path names now.
-    }
-  }
-  ~file_lock() {
-    if (fd_ >= 0) ::close(fd_);  // closing releases the flock
-  }
-  file_lock(const file_lock&) = delete;
-  file_lock& operator=(const file_lock&) = delete;
-
-  bool owns_lock() const noexcept { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
 
 namespace detail {
 
@@ -542,11 +376,12 @@ F from_parts(const file_header& h, byte_storage payload) {
   return detail::assemble<F>(h, std::move(payload));
 }
 
-/// Saves atomically (see write_file_atomically for what it guarantees, also under concurrent writers),
-/// with `design` recorded in the header.
+/// Saves atomically (see write_file_atomically for what it guarantees, also under concurrent writers, and
+/// what it refuses to replace), with `design` recorded in the header.
 template <class F>
-void save(const F& f, const std::filesystem::path& path, const filter_design& design = {}) {
-  detail::with_file_parts(f, design, [&](auto parts) { write_file_atomically(path, parts); });
+void save(const F& f, const std::filesystem::path& path, const filter_design& design = {},
+          const write_options& options = {}) {
+  detail::with_file_parts(f, design, [&](auto parts) { write_file_atomically(path, parts, options); });
 }
 
 /// Writes the serialized filter to an open descriptor (a pipe, standard output): not atomic, for streams.

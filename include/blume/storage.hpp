@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -24,6 +25,26 @@ namespace blume {
 struct storage_allocator {
   void* (*allocate)(std::size_t bytes) = nullptr;
   void (*deallocate)(void* p) noexcept = nullptr;
+};
+
+/// Storage of a size the system would not give. Still a std::bad_alloc (so hosts that map that to "out of
+/// memory" keep doing so), but its message says how much was asked for and how much memory there is.
+class allocation_error : public std::bad_alloc {
+ public:
+  explicit allocation_error(std::size_t bytes) noexcept {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    const double gib = 1024.0 * 1024 * 1024;
+    if (pages > 0 && page > 0)
+      std::snprintf(what_, sizeof what_,
+                    "out of memory: cannot allocate %zu bytes (%.2f GiB) for the filter; this machine has %.2f GiB",
+                    bytes, static_cast<double>(bytes) / gib,
+                    static_cast<double>(pages) * static_cast<double>(page) / gib);
+    else std::snprintf(what_, sizeof what_, "out of memory: cannot allocate %zu bytes for the filter", bytes);
+  }
+  const char* what() const noexcept override { return what_; }
+
+ private:
+  char what_[160];
 };
 
 namespace detail {
@@ -54,7 +75,7 @@ class byte_storage {
     if (bytes == 0) return s;
     if (const storage_allocator& host = detail::installed_storage_allocator(); host.allocate != nullptr) {
       void* p = host.allocate(round_up(bytes, alignment));
-      if (p == nullptr) throw std::bad_alloc();
+      if (p == nullptr) throw allocation_error(bytes);
       s.data_ = static_cast<std::byte*>(p);
       s.host_deallocate_ = host.deallocate;
       return s;
@@ -63,7 +84,7 @@ class byte_storage {
       const std::size_t length = round_up(bytes, page_size());
       const std::size_t reserve = length + huge_page;
       void* raw = ::mmap(nullptr, reserve, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (raw == MAP_FAILED) throw std::bad_alloc();
+      if (raw == MAP_FAILED) throw allocation_error(bytes);
       const auto base = reinterpret_cast<std::uintptr_t>(raw);
       const std::uintptr_t aligned = round_up(base, huge_page);
       // Give back the slack on both sides so we hold exactly `length` bytes.
@@ -76,7 +97,7 @@ class byte_storage {
       s.map_length_ = length;
     } else {
       void* p = std::aligned_alloc(alignment, round_up(bytes, alignment));
-      if (p == nullptr) throw std::bad_alloc();
+      if (p == nullptr) throw allocation_error(bytes);
       std::memset(p, 0, round_up(bytes, alignment));
       s.data_ = static_cast<std::byte*>(p);
     }

@@ -158,18 +158,27 @@ py::object build(const std::string& kind_name_arg, py::object keys, double fpr, 
 void bind_files(py::module_& m, py::class_<py_filter>& c) {
   c.def(
       "save",
-      [](const py_filter& self, py::handle path, bool wait) {
+      [](const py_filter& self, py::handle path, bool wait, bool force) {
         const std::filesystem::path p = path_argument(path);
         std::shared_lock lock(self.mutex, std::defer_lock);
         py::gil_scoped_release release;
         const file_lock writer(p, wait ? file_lock::mode::wait : file_lock::mode::no_wait);
         lock.lock();
-        save_filter(self.filter, p, self.design);
+        try {
+          save_filter(self.filter, p, self.design, write_options{force});
+        } catch (const write_refused& e) {
+          if (!e.forcible()) throw;
+          throw write_refused(std::string(e.what()) + " (force=True writes it anyway)", true);
+        }
       },
-      py::arg("path"), py::kw_only(), py::arg("wait") = true,
+      py::arg("path"), py::kw_only(), py::arg("wait") = true, py::arg("force") = false,
       "Writes the filter to `path` in blume's file format, atomically (a temporary file, fsync, rename), holding "
       "the file's writer lock as the blume tool does; wait=False raises FileLocked at once if another writer "
-      "holds it. The file records the capacity and rate the filter was planned for.");
+      "holds it. The file records the capacity and rate the filter was planned for.\n\n"
+      "Through a symbolic link it writes the file the link names, keeping that file's mode and owner. It "
+      "raises IoError, changing nothing, for a path that is not a regular file (a directory, device or FIFO) "
+      "and, unless force=True, for a read-only file or one with other hard links (force=True replaces the "
+      "former and rewrites the latter in place, so that every name sees the new filter).");
   c.def("to_bytes", &to_bytes_of, "The filter's bytes: exactly what save() writes to a file.");
   c.def(
       "__reduce__",

@@ -326,6 +326,27 @@ def test_save_waits_for_or_refuses_a_locked_file(tmp_path):
     f.save(path, wait=False)
 
 
+def test_save_writes_through_links_keeps_the_mode_and_refuses_what_it_would_lose(tmp_path):
+    real = tmp_path / "real.blume"
+    f = make("bloom", 100)
+    f.save(real)
+    link = tmp_path / "link.blume"
+    link.symlink_to("real.blume")
+    f.add("through-the-link")
+    f.save(link)
+    assert link.is_symlink() and "through-the-link" in blume.load(real)
+    os.chmod(real, 0o444)
+    f.add("read-only")
+    with pytest.raises(blume.IoError, match="force=True"):
+        f.save(link)
+    assert "read-only" not in blume.load(real)
+    f.save(link, force=True)
+    assert "read-only" in blume.load(real) and os.stat(real).st_mode & 0o777 == 0o444
+    with pytest.raises(blume.IoError, match="FIFO"):
+        os.mkfifo(tmp_path / "fifo")
+        f.save(tmp_path / "fifo", force=True)
+
+
 def test_files_written_by_the_tool_answer_the_same(cli):
     # Golden files of every format version the tool wrote: the same answers as the tool gave.
     present = [f"fixture-key-{i}@example.com" for i in range(1000)]

@@ -376,6 +376,7 @@ class Absorb(Tool):
         self.assertFails(("absorb", n1, bloom), "kinds differ")
         self.assertFails(("absorb", n1, self.node("big.blume", "fax", items="1000")), "differ")
         self.assertFails(("absorb", n1, n1, "--hops", "0"), "hops")
+        self.assertFails(("absorb", n1, n1, "--hops", "64"), "past the filter's")
         crowded = self.path("crowded.blume")
         run("build", "--kind", "attenuated", "--items", "100", "--allow-overfill", "--output", crowded,
             stdin="".join(f"svc{i}\n" for i in range(400)).encode(), check=0)
@@ -638,6 +639,123 @@ class Interrupted(Tool):
         self.assertTrue(os.path.exists(out))
 
 
+class SavingReplacesTheFileNotThePath(Tool):
+    """A save writes the file a path names: through symbolic links, keeping mode and owner; it refuses what
+    it cannot replace without losing something, and cleans up after writers killed mid-save."""
+
+    def answers(self, path, key):
+        return run("query", "--quiet", path, key).returncode == 0
+
+    def test_a_symbolic_link_is_written_through_to_its_target(self):
+        real = self.build("real.blume")
+        os.mkdir(self.path("links"))
+        link = self.path("links/link.blume")
+        os.symlink("../real.blume", link)  # relative to the link's own directory
+        chain = self.path("chain.blume")
+        os.symlink(link, chain)  # a link to a link
+        for name, path in (("via-link", link), ("via-chain", chain)):
+            run("add", path, name, check=0)
+            self.assertTrue(os.path.islink(path))
+            self.assertTrue(self.answers(real, name), name)
+        self.assertTrue(os.path.islink(link))
+        run("build", "--items", "100", "--input", self.keys, "--output", chain, "--allow-overfill", check=0)
+        self.assertTrue(os.path.islink(chain) and os.path.islink(link))
+        self.assertEqual(json.loads(run("info", "--json", real, check=0).stdout)["planned_capacity"], 100)
+        dangling = self.path("dangling.blume")
+        os.symlink("created.blume", dangling)
+        run("build", "--items", "20k", "--input", self.keys, "--output", dangling, check=0)
+        self.assertTrue(os.path.islink(dangling) and os.path.isfile(self.path("created.blume")))
+        self.assertEqual([n for n in os.listdir(self.dir) if ".tmp." in n], [])
+
+    def test_hard_links_are_refused_unless_forced_which_rewrites_in_place(self):
+        real = self.build("real.blume")
+        other = self.path("other.blume")
+        os.link(real, other)
+        before = read(real)
+        self.assertIn("2 hard links", self.assertFails(("add", other, "k1"), "--force"))
+        self.assertEqual(read(real), before)
+        self.assertEqual(os.stat(real).st_nlink, 2)
+        run("add", "--force", other, "k1", check=0)
+        self.assertEqual(os.stat(real).st_ino, os.stat(other).st_ino)
+        self.assertTrue(self.answers(real, "k1") and self.answers(other, "k1"))
+        self.assertEqual([n for n in os.listdir(self.dir) if ".tmp." in n], [])
+
+    def test_what_is_not_a_regular_file_is_refused_even_forced(self):
+        fifo = self.path("fifo")
+        os.mkfifo(fifo)
+        os.mkdir(self.path("dir.blume"))
+        cases = ((fifo, "a FIFO"), (self.path("dir.blume"), "a directory"), ("/dev/null", "a character device"))
+        for target, what in cases:
+            for force in ((), ("--force",)):
+                args = ("build", "--items", "100", "--input", self.keys, "--allow-overfill", "--output", target, *force)
+                result = subprocess.run([BLUME, *args], capture_output=True, timeout=30)
+                self.assertEqual(result.returncode, 2, (target, result.stderr))
+                self.assertIn(what, result.stderr.decode())
+                self.assertNotIn("--force", result.stderr.decode())
+        self.assertTrue(stat_is(fifo, "S_ISFIFO") and stat_is("/dev/null", "S_ISCHR"))
+        real = self.build("real.blume")
+        link = self.path("to-null.blume")
+        os.symlink("/dev/null", link)
+        self.assertFails(("merge", real, real, "--output", link), "a character device")
+        self.assertTrue(stat_is("/dev/null", "S_ISCHR"))
+
+    def test_mode_and_owner_are_kept_and_read_only_files_refused_unless_forced(self):
+        real = self.build("real.blume")
+        os.chmod(real, 0o600)
+        run("add", real, "k1", check=0)
+        self.assertEqual(os.stat(real).st_mode & 0o7777, 0o600)
+        os.chmod(real, 0o444)
+        before = read(real)
+        self.assertIn("read-only", self.assertFails(("add", real, "k2"), "--force"))
+        self.assertEqual((read(real), os.stat(real).st_mode & 0o7777), (before, 0o444))
+        run("add", "--force", real, "k2", check=0)
+        self.assertEqual(os.stat(real).st_mode & 0o7777, 0o444)
+        self.assertTrue(self.answers(real, "k2"))
+        if os.geteuid() == 0:
+            os.chmod(real, 0o640)
+            os.chown(real, 65534, 65534)
+            run("add", real, "k3", check=0)
+            st = os.stat(real)
+            self.assertEqual((st.st_uid, st.st_gid, st.st_mode & 0o7777), (65534, 65534, 0o640))
+        # A new file gets 0666 less the umask, as any program's.
+        new = self.path("new.blume")
+        subprocess.run(["sh", "-c", f'umask 027 && exec "$0" build --items 100 --input "$1" --output "$2" '
+                        "--allow-overfill", BLUME, self.keys, new], check=True, capture_output=True)
+        self.assertEqual(os.stat(new).st_mode & 0o7777, 0o640)
+
+    def test_temporary_files_of_killed_writers_are_removed_by_the_next_save(self):
+        out = self.path("big.blume")
+        proc = subprocess.Popen([BLUME, "build", "--items", "400M", "--input", self.keys, "--output", out],
+                                stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            if any(name.startswith(".big.blume.tmp.") for name in os.listdir(self.dir)):
+                proc.kill()
+                break
+            time.sleep(0.001)
+        proc.wait(timeout=60)
+        if proc.returncode != -signal.SIGKILL:
+            self.skipTest("the write finished before it could be killed")
+        left = [n for n in os.listdir(self.dir) if ".tmp." in n]
+        self.assertEqual(len(left), 1)
+        # Older writers named theirs without a process id: stale once unchanged for a minute.
+        old = self.path(".big.blume.tmp.Ab12Cd")
+        with open(old, "wb") as f:
+            f.write(b"x")
+        os.utime(old, (time.time() - 120, time.time() - 120))
+        # A live writer's temporary stays: this process is alive and holds its flock.
+        live = self.path(f".big.blume.tmp.{os.getpid()}.live0000")
+        with open(live, "wb") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            run("build", "--items", "20k", "--input", self.keys, "--output", out, check=0)
+            self.assertEqual([n for n in os.listdir(self.dir) if ".tmp." in n], [os.path.basename(live)])
+
+
+def stat_is(path, test):
+    import stat
+    return getattr(stat, test)(os.stat(path).st_mode)
+
+
 class Conventions(Tool):
     def test_version(self):
         out = run("--version", check=0).stdout.decode()
@@ -653,6 +771,42 @@ class Conventions(Tool):
         helptext = run("--help", check=0).stdout.decode()
         self.assertIn("blume", helptext.splitlines()[0] + helptext.splitlines()[1])
         self.assertNotIn("/", helptext.split("Usage:")[1].split("\n")[0] if "Usage:" in helptext else "")
+
+    def test_a_full_output_is_an_error_never_an_abort_or_success(self):
+        if not os.path.exists("/dev/full"):
+            self.skipTest("no /dev/full here")
+        f = self.build("f.blume")
+        counting = self.build("c.blume", "--kind", "counting")
+        sketch = self.path("s.blume")
+        run("diff-sketch", "--differences", "30000", "--input", self.keys, "--output", sketch, check=0)
+        many = ("\n".join(KEYS + ABSENT) + "\n").encode()
+        cases = (("query", f), ("query", "--count", counting), ("info", f), ("info", "--json", f),
+                 ("plan", "--items", "1M", "--fpr", "1%"), ("reconcile", sketch, "--input", "/dev/null"),
+                 ("build", "--items", "20k", "--input", self.keys, "--output", "-"), ("erase", counting, "nothing"),
+                 ("estimate", f, f), ("--help",))
+        for args in cases:
+            with open("/dev/full", "wb") as full:
+                result = subprocess.run([BLUME, *args], input=many, stdout=full, stderr=subprocess.PIPE)
+            self.assertEqual(result.returncode, 2, (args, result.stderr))
+            self.assertIn("standard output", result.stderr.decode(), args)
+            self.assertIn("No space left on device", result.stderr.decode(), args)
+
+    def test_unknown_options_are_named_before_missing_required_ones(self):
+        self.assertIn("--bogus", self.assertFails(("build", "--bogus"), "unknown option"))
+        self.assertIn("--bogus", self.assertFails(("build", "--input", self.keys, "--bogus=1"), "unknown option"))
+        self.assertFails(("build", "--input", self.keys), "--output is required")
+
+    def test_tiny_rates_print_as_numbers_and_exactly_items_keys_is_not_overfill(self):
+        keys = self.path("k1000.txt")
+        with open(keys, "w") as f:
+            f.write("".join(f"k{i}\n" for i in range(1000)))
+        for rate in ("1e-30", "1e-40", "1e-18"):
+            out = self.path(f"tiny{rate}.blume")
+            run("build", "--kind", "bloom", "--items", "1000", "--fpr", rate, "--input", keys, "--output", out,
+                check=0)
+            info = run("info", out, check=0).stdout.decode()
+            self.assertNotIn(" 0.00000%", info)
+        self.assertIn("e-", run("plan", "--items", "1000", "--fpr", "1e-30", check=0).stdout.decode())
 
     def test_output_dash_writes_the_filter_to_standard_output(self):
         data = run("build", "--items", "20k", "--input", self.keys, "--output", "-", check=0).stdout

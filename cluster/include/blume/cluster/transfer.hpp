@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "blume/cluster/client.hpp"
+#include "blume/file_io.hpp"
 
 namespace blume::cluster {
 
@@ -34,7 +35,8 @@ transfer_report push_file(cluster_client& client, const std::filesystem::path& p
 
 /// Saves `key` (a BF, CBF or WBF) to `path` atomically. Throws invalid_argument for a missing key or
 /// another type, format_error when the bytes read do not make a filter (the key changed while it was
-/// read: try again).
-transfer_report pull_to_file(cluster_client& client, std::string_view key, const std::filesystem::path& path);
+/// read: try again), write_refused when the file cannot be replaced (write_file_atomically).
+transfer_report pull_to_file(cluster_client& client, std::string_view key, const std::filesystem::path& path,
+                             const write_options& options = {});
 
 }  // namespace blume::cluster
