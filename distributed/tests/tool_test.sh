@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # blume-mpi under mpirun: dedup prints exactly what `LC_ALL=C sort | uniq -d` prints, on 4 ranks and on 3,
-# with one filter pass and with two; --approximate prints every duplicate; build and query round trip.
+# with one filter pass and with two; --approximate prints every duplicate; build and query round trip. The
+# ranks must see the same input: each rank runs in a directory of its own (as node-local copies would be),
+# and when the copies agree the answer is as before, but when they differ (another file, a missing or an
+# extra one, one changed byte under --input-check full, a file still being written) every rank exits 2 and
+# rank 0 names the files and ranks. build refuses an input without keys in plain words.
 set -euo pipefail
 tool=$1 mpirun=$2 dir=$3
 rm -rf "$dir" && mkdir -p "$dir"
@@ -36,4 +40,73 @@ if run 4 query --filter "$dir/users.blume" --input "$dir/absent.txt" > "$dir/ans
 [ "$(grep -c $'\tno$' "$dir/answers")" -gt 1900 ]
 if run 2 dedup --input "$dir/none-*.txt" 2> "$dir/error"; then exit 1; fi
 grep -q "no input file matches" "$dir/error"
+
+# Each rank in rank<r>/ (OpenMPI names the rank in OMPI_COMM_WORLD_RANK), reading relative paths.
+cat > "$dir/per-rank.sh" <<'SH'
+#!/bin/sh
+cd "$(dirname "$0")/rank$OMPI_COMM_WORLD_RANK" && exec "$@"
+SH
+chmod +x "$dir/per-rank.sh"
+copies() { for r in 0 1 2 3; do rm -rf "$dir/rank$r" && mkdir "$dir/rank$r" && cp "$dir"/part-*.txt "$dir/rank$r/"; done; }
+per_rank() { "$mpirun" -np 4 "$dir/per-rank.sh" "$tool" "$@"; }
+refused() {  # the command exits 2 (every rank) and rank 0's message holds each of the other arguments
+  local status=0
+  per_rank "${@:2}" > "$dir/out" 2> "$dir/error" || status=$?
+  [ "$status" -eq 2 ] || { echo "exit $status, not 2: $*" >&2; cat "$dir/error" >&2; exit 1; }
+  [ ! -s "$dir/out" ] || { echo "output despite the refusal: $*" >&2; exit 1; }
+  grep -q "$1" "$dir/error" || { echo "no '$1' in:" >&2; cat "$dir/error" >&2; exit 1; }
+  [ "$(grep -c '^blume-mpi: ' "$dir/error")" -eq 1 ] || { echo "not one message:" >&2; cat "$dir/error" >&2; exit 1; }
+}
+copies
+per_rank dedup --input 'part-*.txt' > "$dir/found"  # copies that agree: as before
+cmp "$dir/expected" "$dir/found"
+per_rank dedup --input 'part-*.txt' --input-check full > "$dir/found"
+cmp "$dir/expected" "$dir/found"
+per_rank build --input 'part-*.txt' --output "$dir/per-rank.blume"
+per_rank query --filter "$dir/per-rank.blume" --input 'part-*.txt' > /dev/null
+
+cp "$dir/absent.txt" "$dir/rank2/part-1.txt"  # another file under the same name on rank 2
+refused "'part-1.txt': ranks 0, 1, 3: [0-9]* bytes, checksum [0-9a-f]*; rank 2: [0-9]* bytes" dedup --input 'part-*.txt'
+grep -q "do not see the same input files" "$dir/error"
+refused "'part-1.txt': ranks 0, 1, 3: .*; rank 2: " build --input 'part-*.txt' --output "$dir/never.blume"
+[ ! -e "$dir/never.blume" ]
+refused "'part-1.txt': ranks 0, 1, 3: .*; rank 2: " query --filter "$dir/users.blume" --input 'part-*.txt'
+copies
+rm "$dir/rank1/part-3.txt"  # a file missing on one rank, and an extra one on another
+cp "$dir/absent.txt" "$dir/rank3/part-9.txt"
+refused "'part-3.txt': ranks 0, 2, 3: .*; rank 1: not found" dedup --input 'part-*.txt'
+grep -q "'part-9.txt': ranks 0-2: not found; rank 3: " "$dir/error"
+copies
+run 2 build --input "$dir/absent.txt" --output "$dir/other.blume" 2> /dev/null
+cp "$dir/users.blume" "$dir/rank0/f.blume" && cp "$dir/other.blume" "$dir/rank1/f.blume"  # ranks 2, 3: none
+refused "'f.blume': rank 0: .*; rank 1: .*; ranks 2, 3: cannot be opened: No such file" \
+  query --filter f.blume --input 'part-*.txt'
+
+# One byte changed where the sampled blocks do not look (at 100000 of a file of 2 MiB, whose blocks are
+# at multiples of (2 MiB − 64 KiB) / 15): only the full check sees it.
+python3 - "$dir" <<'PY'
+import sys
+lines = "".join(f"key{i:07d}\n" for i in range(2 * 1024 * 1024 // 11 + 1)).encode()
+for r in range(4):
+    data = bytearray(lines)
+    if r == 3:
+        data[100000] = ord("x") if data[100000] != ord("x") else ord("y")
+    open(f"{sys.argv[1]}/rank{r}/big.txt", "wb").write(bytes(data))
+PY
+refused "'big.txt': ranks 0-2: .*; rank 3: " dedup --input '*.txt' --input-check full
+
+# A file still being written: the ranks see other sizes, or it changes while they read it.
+copies
+(while :; do echo "grows$RANDOM" >> "$dir/rank0/part-4.txt"; done) &
+writer=$!
+for r in 1 2 3; do ln -sf ../rank0/part-4.txt "$dir/rank$r/part-4.txt"; done
+status=0
+per_rank dedup --input 'part-*.txt' > /dev/null 2> "$dir/error" || status=$?
+kill "$writer" && wait "$writer" 2> /dev/null || true
+[ "$status" -eq 2 ] && grep -q "still being written" "$dir/error" || { cat "$dir/error" >&2; exit 1; }
+
+: > "$dir/empty.txt" && printf '\n\n' > "$dir/blank.txt"
+if run 2 build --input "$dir/[eb]*.txt" --output "$dir/empty.blume" 2> "$dir/error"; then exit 1; fi
+grep -q "^blume-mpi: no keys in input" "$dir/error"
+[ ! -e "$dir/empty.blume" ]
 echo "blume-mpi: all checks passed"

@@ -1,17 +1,18 @@
 // blume-mpi: the distributed filters from the command line, run under mpirun. Every rank reads its share of
 // the input files (a byte range of their concatenation, cut at line starts); rank 0 writes the output.
+// Before any rank reads, the ranks check that they all see the same input files (input.hpp) and refuse,
+// exit status 2, when they do not.
 //
 //   mpirun -np 4 blume-mpi dedup --input 'part-*.txt' [--approximate] [--stats] [--passes 0.2,0.01]
+//                                 [--input-check sampled|full]
 //   mpirun -np 4 blume-mpi build --input 'part-*.txt' --output users.blume [--kind split-block] [--fpr 0.01]
 //   mpirun -np 4 blume-mpi query --filter users.blume --input 'queries-*.txt'
-#include <glob.h>
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -20,65 +21,29 @@
 #include "blume/blume.hpp"
 #include "blume/distributed/duplicates.hpp"
 #include "blume/distributed/replicate.hpp"
+#include "input.hpp"
 
 namespace {
 
 using blume::distributed::place;
+using blume_mpi::input_check;
+using blume_mpi::refusal;
 
-/// The files a pattern names, sorted (the order every rank agrees on); an error when there are none.
-std::vector<std::string> expand(const std::string& pattern) {
-  glob_t g{};
-  const int rc = ::glob(pattern.c_str(), 0, nullptr, &g);
-  std::vector<std::string> files;
-  if (rc == 0)
-    for (std::size_t i = 0; i < g.gl_pathc; ++i) files.emplace_back(g.gl_pathv[i]);
-  ::globfree(&g);
-  if (files.empty()) throw blume::io_error("no input file matches '" + pattern + "'");
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-/// This rank's lines: those whose first byte lies in its share [r·T/P, (r+1)·T/P) of the files'
-/// concatenation (T bytes). Empty lines are not keys; a final line without a newline is one.
-std::vector<std::string> read_share(const std::vector<std::string>& files, const place& where) {
-  std::vector<std::uint64_t> sizes;
-  std::uint64_t total = 0;
-  for (const std::string& f : files) {
-    std::ifstream in(f, std::ios::binary | std::ios::ate);
-    if (!in) throw blume::io_error("cannot open '" + f + "'");
-    sizes.push_back(static_cast<std::uint64_t>(in.tellg()));
-    total += sizes.back();
-  }
-  const auto share = [&](int r) {
-    return static_cast<std::uint64_t>((static_cast<blume::uint128_t>(total) * static_cast<unsigned>(r)) /
-                                      static_cast<unsigned>(where.ranks));
-  };
-  const std::uint64_t begin = share(where.rank), end = share(where.rank + 1);
-  std::vector<std::string> keys;
-  std::uint64_t file_start = 0;
-  for (std::size_t i = 0; i < files.size(); file_start += sizes[i], ++i) {
-    if (file_start + sizes[i] <= begin || file_start >= end) continue;
-    std::ifstream in(files[i], std::ios::binary);
-    std::uint64_t at = begin > file_start ? begin - file_start : 0;
-    if (at > 0) {  // start at the first line that begins at or after `at`
-      in.seekg(static_cast<std::streamoff>(at - 1));
-      std::string rest;
-      std::getline(in, rest);
-      at += rest.size();
-    }
-    std::string line;
-    while (file_start + at < end && std::getline(in, line)) {
-      at += line.size() + 1;
-      if (!line.empty()) keys.push_back(line);
-    }
-  }
+/// Every rank's agreed inputs, its share of them read, and the inputs checked unchanged after the read.
+std::vector<std::string> read_agreed_share(const std::string& pattern, input_check check,
+                                           const std::vector<std::string>& also = {}) {
+  const place where = place::of(MPI_COMM_WORLD);
+  const std::vector<blume_mpi::input_file> files = blume_mpi::agree_on_inputs(MPI_COMM_WORLD, pattern, also, check);
+  std::vector<std::string> keys = blume_mpi::read_share(files, where);
+  blume_mpi::check_unchanged(MPI_COMM_WORLD, files);
   return keys;
 }
 
-int run_dedup(const std::string& input, bool approximate, bool stats, const std::vector<double>& passes) {
+int run_dedup(const std::string& input, input_check check, bool approximate, bool stats,
+              const std::vector<double>& passes) {
   const place where = place::of(MPI_COMM_WORLD);
   const double start = MPI_Wtime();
-  const std::vector<std::string> keys = read_share(expand(input), where);
+  const std::vector<std::string> keys = read_agreed_share(input, check);
   const double read_seconds = MPI_Wtime() - start;
   blume::distributed::duplicate_options options;
   options.exact = !approximate;
@@ -122,14 +87,19 @@ int run_dedup(const std::string& input, bool approximate, bool stats, const std:
   return 0;
 }
 
-int run_build(const std::string& input, const std::string& output, const std::string& kind_name, double fpr) {
+int run_build(const std::string& input, input_check check, const std::string& output, const std::string& kind_name,
+              double fpr) {
   const place where = place::of(MPI_COMM_WORLD);
-  const std::vector<std::string> keys = read_share(expand(input), where);
+  const std::vector<std::string> keys = read_agreed_share(input, check);
   std::uint64_t total = keys.size();
   MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  // Every rank has the same total, so all refuse together. A filter planned for no keys has no design.
+  if (total == 0)
+    throw refusal("no keys in input '" + input + "' (its files are empty, or hold only empty lines, which are not " +
+                  "keys): nothing to build a filter of");
   const std::optional<blume::filter_kind> kind = blume::parse_kind(kind_name);
   if (!kind) throw blume::invalid_argument("blume-mpi build: unknown kind '" + kind_name + "'");
-  blume::any_filter filter = blume::make_filter(*kind, std::max<std::uint64_t>(total, 1), fpr);
+  blume::any_filter filter = blume::make_filter(*kind, total, fpr);
   std::visit(
       [&](auto& f) {
         using F = std::decay_t<decltype(f)>;
@@ -152,10 +122,11 @@ int run_build(const std::string& input, const std::string& output, const std::st
   return 0;
 }
 
-int run_query(const std::string& filter_path, const std::string& input) {
+int run_query(const std::string& filter_path, const std::string& input, input_check check) {
   const place where = place::of(MPI_COMM_WORLD);
+  // The filter too: ranks that answer from different filters answer for different sets.
+  const std::vector<std::string> keys = read_agreed_share(input, check, {filter_path});
   const blume::any_filter filter = blume::open_filter(filter_path);
-  const std::vector<std::string> keys = read_share(expand(input), where);
   std::vector<std::string> lines;
   int absent = 0;
   std::visit(
@@ -194,12 +165,23 @@ int main(int argc, char** argv) {
   double fpr = 0.01;
   bool approximate = false, stats = false;
   std::vector<double> passes{0.01};
+  std::string check = "sampled";
+  // Every verb reads a share of the same inputs on every rank, so each checks that the ranks agree on them.
+  const auto add_input = [&](CLI::App* verb) {
+    verb->add_option("--input", input, "input files, a glob pattern (quote it)")->required();
+    verb->add_option("--input-check", check,
+                     "how the ranks check that they see the same input files before reading them: each file's size "
+                     "and the XXH3-64 of 16 blocks of 64 KiB spread over it (sampled, the default: at most 1 MiB "
+                     "read per file), or of every byte (full: one more read of all the input on every rank)")
+        ->check(CLI::IsMember({"sampled", "full"}));
+  };
+  const auto checked = [&] { return check == "full" ? input_check::full : input_check::sampled; };
 
   CLI::App* dedup = app.add_subcommand(
       "dedup",
       "Print the keys (lines; empty lines are not keys) that occur more than once across all inputs, once each, "
       "sorted bytewise: what LC_ALL=C sort | uniq -d prints");
-  dedup->add_option("--input", input, "input files, a glob pattern (quote it)")->required();
+  add_input(dedup);
   dedup->add_flag("--approximate", approximate,
                   "skip the exact phase: print the filter's candidates (every duplicate, and unique keys at the "
                   "last pass's rate)");
@@ -208,21 +190,21 @@ int main(int argc, char** argv) {
       ->add_option("--passes", passes,
                    "the rate of each filter pass, comma-separated (0.2,0.01: a cheap pass, then one on its survivors)")
       ->delimiter(',');
-  dedup->callback([&] { status = run_dedup(input, approximate, stats, passes); });
+  dedup->callback([&] { status = run_dedup(input, checked(), approximate, stats, passes); });
 
   CLI::App* build = app.add_subcommand(
       "build", "Build one filter of the keys of all inputs (each rank its share, merged by hypercube exchange)");
-  build->add_option("--input", input, "input files, a glob pattern (quote it)")->required();
+  add_input(build);
   build->add_option("--output", output, "the filter file rank 0 writes (atomically)")->required();
   build->add_option("--kind", kind, "a bit-array kind (default split-block)");
   build->add_option("--fpr", fpr, "target false-positive rate (default 0.01)");
-  build->callback([&] { status = run_build(input, output, kind, fpr); });
+  build->callback([&] { status = run_build(input, checked(), output, kind, fpr); });
 
   CLI::App* query = app.add_subcommand(
       "query", "Look up the keys of the inputs (each rank its share) in a filter file; exit status 1 if one is absent");
   query->add_option("--filter", filter, "a blume filter file")->required();
-  query->add_option("--input", input, "input files, a glob pattern (quote it)")->required();
-  query->callback([&] { status = run_query(filter, input); });
+  add_input(query);
+  query->callback([&] { status = run_query(filter, input, checked()); });
 
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -232,6 +214,10 @@ int main(int argc, char** argv) {
     const int code = rank == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 2);
     MPI_Finalize();
     return code == 0 ? 0 : 2;
+  } catch (const refusal& e) {
+    if (rank == 0) std::fprintf(stderr, "blume-mpi: %s\n", e.what());
+    MPI_Finalize();
+    return 2;
   } catch (const std::exception& e) {
     // The other ranks may be waiting in a collective this one will never reach: end them all.
     std::fprintf(stderr, "blume-mpi (rank %d): %s\n", rank, e.what());

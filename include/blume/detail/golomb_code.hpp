@@ -35,7 +35,7 @@ inline std::uint64_t bit_window(std::span<const std::uint64_t> bits, std::uint64
   if (shift != 0 && word + 1 < bits.size()) v |= bits[word + 1] << (64 - shift);
   return v;
 }
-/// Bits [at, at + n) as a number, n ≤ 57.
+/// Bits [at, at + n) as a number, n ≤ 63.
 inline std::uint64_t read_bits(std::span<const std::uint64_t> bits, std::uint64_t at, std::uint32_t n) noexcept {
   if (n == 0) return 0;
   return bit_window(bits, at) & ((std::uint64_t{1} << n) - 1);
@@ -43,11 +43,13 @@ inline std::uint64_t read_bits(std::span<const std::uint64_t> bits, std::uint64_
 
 class golomb_code {
  public:
-  /// The code of parameter m ≥ 1.
+  /// The code of parameter m ≥ 1. Every m is a code, up to 2^64 − 1: a reader takes M from its input.
   explicit golomb_code(std::uint64_t m = 1) noexcept
       : m_(std::max<std::uint64_t>(m, 1)),
         b_(static_cast<std::uint32_t>(std::bit_width(m_ - 1))),  // ⌈log2 M⌉ (0 for M = 1)
-        u_((std::uint64_t{1} << b_) - m_) {}
+        // 2^b − M taken mod 2^64, which is exact (u < 2^63) and also holds for b = 64 (M > 2^63), where
+        // the shift 1 << b would be undefined.
+        u_((b_ == 64 ? 0 : std::uint64_t{1} << b_) - m_) {}
 
   /// The best code for gaps that are geometric with success probability p (0 < p < 1): the M with
   /// (1 − p)^M ≈ ½.
@@ -77,8 +79,9 @@ class golomb_code {
     }
   }
 
-  /// Decodes one gap at `at` into `gap`, advancing `at`; false if the code would run past `end` (a damaged
-  /// or hostile stream is never read beyond it). The stream must have a word of slack past `end`.
+  /// Decodes one gap at `at` into `gap`, advancing `at`; false if the code would run past `end` or its gap
+  /// past 2^64 − 1 (a damaged or hostile stream is never read beyond it). The stream must have a word past
+  /// `end`, whatever its bits: a code may begin before `end` and only be found to end after it.
   bool get(std::span<const std::uint64_t> bits, std::uint64_t& at, std::uint64_t end,
            std::uint64_t& gap) const noexcept {
     if (at >= end) return false;
@@ -115,18 +118,24 @@ class golomb_code {
       q += 57;
       at += 57;
     }
+    // The run of ones may have ended up to 56 bits past `end`, inside the word of slack; the remainder
+    // (up to 64 more bits) would then reach past that word, so stop before reading it.
+    if (at > end) return false;
     if (b_ == 0) {
       gap = q;
-      return at <= end;
+      return true;
     }
-    const std::uint64_t x = read_bits(bits, at, b_ - 1);
+    std::uint64_t x = read_bits(bits, at, b_ - 1);
     at += b_ - 1;
-    if (x < u_) {
-      gap = q * m_ + x;
-      return at <= end;
+    if (x >= u_) {
+      if (at >= end) return false;  // its last bit lies past `end`
+      x = ((x << 1) | read_bits(bits, at, 1)) - u_;
+      ++at;
     }
-    gap = q * m_ + ((x << 1) | read_bits(bits, at, 1)) - u_;
-    ++at;
+    // A run this long comes only from a hostile stream (the fast path above never overflows: there
+    // unary ≤ 63 − b, so unary·M + x < 2^63).
+    std::uint64_t base = 0;
+    if (__builtin_mul_overflow(q, m_, &base) || __builtin_add_overflow(base, x, &gap)) return false;
     return at <= end;
   }
 

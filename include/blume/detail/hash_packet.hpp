@@ -41,7 +41,9 @@ inline std::size_t encode_hash_packet(std::span<const std::uint64_t> sorted, std
 }
 
 /// The values of one packet, appended to `out`; throws format_error for a packet that is not one (a count
-/// its bits cannot hold, a code running past its end, a value outside [0, range)).
+/// its bits cannot hold, a parameter the encoder would not choose, no zero word at its end, a code running
+/// past its end, a value outside [0, range)). The packet comes from another process: nothing in it is
+/// trusted, and nothing outside it is read.
 inline void decode_hash_packet(std::span<const std::uint64_t> packet, std::uint64_t range,
                                std::vector<std::uint64_t>& out) {
   if (packet.size() < 3) throw format_error("hash packet: " + std::to_string(packet.size()) + " words, at least 3");
@@ -50,14 +52,19 @@ inline void decode_hash_packet(std::span<const std::uint64_t> packet, std::uint6
   const std::span<const std::uint64_t> bits = packet.subspan(2);
   const std::uint64_t end = (bits.size() - 1) * 64;
   if (m == 0 || n > end) throw format_error("hash packet: " + std::to_string(n) + " values cannot fit its bits");
+  // The encoder's M is about ln 2 · range / n, at most the range (1 for an empty packet).
+  if (m > std::max<std::uint64_t>(range, 1))
+    throw format_error("hash packet: Golomb parameter " + std::to_string(m) + " above the range " +
+                       std::to_string(range));
+  if (bits.back() != 0) throw format_error("hash packet: no zero word at its end");
   const golomb_code code(m);
-  out.reserve(out.size() + n);
   if (n != 0 && range == 0) throw format_error("hash packet: values in an empty range");
+  out.reserve(out.size() + n);
   std::uint64_t at = 0, value = 0;
   for (std::uint64_t i = 0; i < n; ++i) {
     std::uint64_t gap = 0;
     if (!code.get(bits, at, end, gap))
-      throw format_error("hash packet: value " + std::to_string(i) + " runs past its end");
+      throw format_error("hash packet: value " + std::to_string(i) + " runs past its end or past 2^64");
     if (gap >= range - value)  // value < range throughout, so this cannot wrap
       throw format_error("hash packet: value " + std::to_string(i) + " is outside the range " + std::to_string(range));
     value += gap;
