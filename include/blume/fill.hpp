@@ -31,7 +31,11 @@ fill_state fill_against(const F& f, const filter_design& design) {
   s.capacity = s.inferred ? f.optimal_load() : static_cast<double>(design.items);
   s.target = s.inferred ? f.predicted_fpr_at(s.capacity) : design.fpr;
   s.count = f.estimated_count();
-  s.rate = f.predicted_fpr_at(s.count);
+  if constexpr (requires { requires F::rate_from_cells; }) {
+    s.rate = f.predicted_fpr();  // its cells know more than the count (counters stuck after erases)
+  } else {
+    s.rate = f.predicted_fpr_at(s.count);
+  }
   return s;
 }
 
