@@ -111,7 +111,10 @@ inline std::vector<report_field> describe_filter(const any_filter& filter, const
           add("capacity (k optimal)", fixed(capacity, 0), json_number(capacity));
           add("predicted FPR at capacity", percent(f.predicted_fpr_at(capacity)),
               json_number(f.predicted_fpr_at(capacity)));
-          add("predicted FPR now", percent(f.predicted_fpr_at(count)), json_number(f.predicted_fpr_at(count)));
+          // A kind whose cells know more than the count (vi-counting's stuck counters) reads its rate off them.
+          double now = f.predicted_fpr_at(count);
+          if constexpr (requires { requires F::rate_from_cells; }) now = f.predicted_fpr();
+          add("predicted FPR now", percent(now), json_number(now));
         } else {
           if constexpr (requires { f.estimated_count(); })
             add("estimated count", fixed(f.estimated_count(), 0), json_number(f.estimated_count()));

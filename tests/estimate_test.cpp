@@ -61,7 +61,13 @@ TYPED_TEST(Estimates, EstimatedCountOfAFullFilterIsInfinite) {
 
 TYPED_TEST(Estimates, PredictedFprFollowsTheEstimatedCount) {
   const TypeParam f = this->filter_of(0, capacity / 4);
-  EXPECT_DOUBLE_EQ(f.predicted_fpr(), f.predicted_fpr_at(f.estimated_count()));
+  if constexpr (TypeParam::rate_from_cells) {
+    // Read off the cells instead (stuck counters after erases): the model's rate while nothing was erased.
+    EXPECT_NEAR(f.predicted_fpr(), f.predicted_fpr_at(f.estimated_count()),
+                0.05 * f.predicted_fpr_at(f.estimated_count()));
+  } else {
+    EXPECT_DOUBLE_EQ(f.predicted_fpr(), f.predicted_fpr_at(f.estimated_count()));
+  }
   EXPECT_NEAR(f.predicted_fpr(), f.predicted_fpr_at(capacity / 4), 0.05 * f.predicted_fpr_at(capacity / 4));
   EXPECT_LT(f.predicted_fpr(), f.predicted_fpr_at(capacity));
 }

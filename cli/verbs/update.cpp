@@ -21,6 +21,10 @@ namespace {
 
 enum class update { add, erase };
 
+std::string erasing_kinds() {
+  return kind_names_where([](auto type) { return can_erase<typename decltype(type)::type>; });
+}
+
 int run_update(const query_options& o, update what) {
   std::optional<file_lock> lock;
   lock_target(lock, o.file, o.no_wait);  // held until the new file has replaced the old one
@@ -34,7 +38,7 @@ int run_update(const query_options& o, update what) {
         using F = std::decay_t<decltype(f)>;
         if (what == update::erase && !can_erase<F>)
           throw invalid_argument("erase is not sound for a '" + std::string(kind_name(F::kind)) +
-                                 "' filter (it cannot forget keys): use a counting, cuckoo or quotient filter");
+                                 "' filter (it cannot forget keys): use one of " + erasing_kinds());
         for_each_batch(o, [&](const std::vector<std::string_view>& batch) {
           for (const std::string_view k : batch) {
             ++total;
@@ -105,9 +109,17 @@ void register_add(CLI::App& app, int& status) {
 
 void register_erase(CLI::App& app, int& status) {
   const auto a = std::make_shared<key_args>();
-  CLI::App* erase = app.add_subcommand("erase", "Remove keys from a counting, cuckoo or quotient filter file");
+  CLI::App* erase =
+      app.add_subcommand("erase", "Remove keys from a filter file of a kind that erases (" + erasing_kinds() + ")");
   add_key_options(*erase, *a);
   erase->add_flag("--quiet,-q", a->options.quiet, "print nothing; exit 1 if a key was not found");
+  erase->footer(
+      "Erase only keys that were added. A key the filter answers 'no' for is 'not found', changes nothing, and "
+      "makes the exit status 1. A key never added that is a false positive cannot be told from one that was: "
+      "it is 'erased', and what it takes away belonged to keys that were added, which then answer 'no'. With "
+      "100,000 keys at 1%, erasing 100,000 keys never added made about 4.5% of the keys added answer 'no' in a "
+      "counting, vi-counting or iblt filter (each false positive erased damages about 0.69 x k keys), and "
+      "0.19% in cuckoo, 0.69% in quotient and 0.58% in dleft (one key per false positive erased).");
   erase->add_flag("--no-wait", a->options.no_wait, "fail at once if another writer holds the file");
   add_force_flag(*erase, a->options.force);
   erase->callback([a, &status] {

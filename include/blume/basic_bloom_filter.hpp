@@ -303,8 +303,19 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
   /// read against.
   double optimal_load() const noexcept { return static_cast<double>(bits()) * math::ln2 / hashes(); }
 
-  /// The false-positive rate now: the kind's model at estimated_count() items.
-  double predicted_fpr() const noexcept { return predicted_fpr_at(estimated_count()); }
+  /// Whether predicted_fpr() reads the rate off the cells rather than the model at the estimated count:
+  /// kinds whose cells keep state the count cannot show (vi-counting's counters that saturated and stay).
+  static constexpr bool rate_from_cells = requires(const Layout& l, const word_type* w) { l.fpr_of_counters(w); };
+
+  /// The false-positive rate now: the kind's model at estimated_count() items, or for a kind whose model
+  /// does not follow from the count (rate_from_cells), the rate its cells give.
+  double predicted_fpr() const noexcept {
+    if constexpr (rate_from_cells) {
+      return layout_.fpr_of_counters(words());
+    } else {
+      return predicted_fpr_at(estimated_count());
+    }
+  }
   /// The kind's model at `items` items (for example at the planned capacity).
   double predicted_fpr_at(double items) const noexcept {
     if (items == std::numeric_limits<double>::infinity()) return 1.0;

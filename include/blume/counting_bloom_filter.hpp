@@ -3,6 +3,14 @@
 // insert and on erase, because after overflowing it no longer knows its true value, and decrementing it
 // could later produce a false negative. With 4-bit counters an overflow needs 16 keys on one counter,
 // which at the optimal fill happens with probability about 1.37e-15 × m (Fan et al.).
+//
+// Erase only keys that were inserted. A key a lookup answers "no" for is refused and nothing changes, but
+// a false positive cannot be told from a key inserted: it is erased, and each of its k counters that held
+// exactly one key drops to zero, so that key answers "no" from then on (a false negative). Near capacity
+// a counter a lookup passes holds one key with probability λe^−λ / (1 − e^−λ) (λ = kn/m ≈ ln 2), so one
+// such erase damages about 0.69·k keys. At 100,000 keys planned for 1% (k = 7), erasing 100,000 keys never
+// inserted erased about 970 false positives, each damaging 4.7 inserted keys: 4,500 of them (4.5%) then
+// answered "no" (tests/erase_test.cpp holds this to the model).
 #pragma once
 
 #include <algorithm>

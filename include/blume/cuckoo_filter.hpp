@@ -14,6 +14,12 @@
 // RedisBloom's CF.ADD order can be expressed), then relocate in the newest sub-filter only. The hashing
 // policy keeps chained sub-filters' bucket pairs nested, so that erase cannot create false negatives.
 //
+// Erase only keys that were inserted. A key whose fingerprint is in neither bucket is refused and nothing
+// changes; a false positive cannot be told from a key inserted, and erasing it removes the fingerprint of
+// the inserted key it matched, which answers "no" from then on (a false negative). At 100,000 keys planned
+// for 1% (a rate of 0.19% at that load), erasing 100,000 keys never inserted erased about 185 false
+// positives and so made about 185 inserted keys (0.19%) answer "no" (tests/erase_test.cpp).
+//
 // Thread safety: not a concurrent structure. Writers (insert, insert_many, erase, clear, assignment) need
 // exclusive access; const calls (contains, contains_many, count, count_contained, estimated_count,
 // predicted_fpr, copying, saving) may run concurrently with each other.

@@ -35,7 +35,11 @@ fill_state fill_against(const F& f, const filter_design& design) {
   // rate like 1e-30 is beyond it): a filter holding exactly what it was planned for is never overfilled.
   s.target = s.inferred ? f.predicted_fpr_at(s.capacity) : std::max(design.fpr, f.predicted_fpr_at(s.capacity));
   s.count = f.estimated_count();
-  s.rate = f.predicted_fpr_at(s.count);
+  if constexpr (requires { requires F::rate_from_cells; }) {
+    s.rate = f.predicted_fpr();  // its cells know more than the count (counters stuck after erases)
+  } else {
+    s.rate = f.predicted_fpr_at(s.count);
+  }
   return s;
 }
 

@@ -393,11 +393,30 @@ inline double spatial_misreport(double keys_after_i, double m, double k) noexcep
 /// raised by different values can meet back at v.
 inline double compact_overestimate(double others, double m, double k) noexcept { return bloom_fpr(others, m, k); }
 
+/// Variable-increment counting filter: the chance that one probe of an absent key passes, given the
+/// distribution of a counter's value (weight[c] for c = 0 … saturated, summing to `total`). The probe's
+/// increment g is uniform in [L, 2L), and it passes when the counter is g, at least g + L, or saturated.
+/// The weights may be a model's probabilities or the counts of a filter's own counters.
+template <class Weight>
+double vi_probe_pass(std::span<const Weight> weight, double total, unsigned L) noexcept {
+  if (!(total > 0) || weight.empty()) return 0.0;
+  const std::size_t top = weight.size() - 1;
+  double pass = 0.0;
+  for (unsigned g = L; g < 2 * L; ++g) {
+    double pg = static_cast<double>(weight[top]) + (g < top ? static_cast<double>(weight[g]) : 0.0);
+    for (std::size_t c = g + L; c < top; ++c) pg += static_cast<double>(weight[c]);
+    pass += pg / L;
+  }
+  return std::min(pass / total, 1.0);
+}
+
 /// Variable-increment counting filter (Rottenstreich, Kanizo & Keslassy 2012): m counters capped at
 /// `saturated`, k probes, each key adding at each probe an increment uniform in [L, 2L). A counter holds
 /// the increments of J ~ Poisson(kn/m) keys (summed, capped at `saturated`); an absent key's probe with
 /// increment g passes when the counter is g, at least g + L, or saturated. The rate is the mean pass
 /// probability over g, to the power k (probes taken as independent, as in the classic approximation).
+/// This holds for n keys inserted; after erases, counters that saturated while more keys were in stay
+/// saturated, so a filter's rate then is vi_fpr_of_counters over its own counters, not this at fewer keys.
 inline double vi_fpr(double n, double m, double k, unsigned L, std::uint64_t saturated) {
   if (n <= 0) return 0.0;
   const double lambda = k * n / m;
@@ -421,13 +440,17 @@ inline double vi_fpr(double n, double m, double k, unsigned L, std::uint64_t sat
     sum.swap(next);
   }
   counter[top] += std::max(0.0, 1.0 - mass);
-  double pass = 0.0;
-  for (unsigned g = L; g < 2 * L; ++g) {
-    double pg = counter[top] + (g < top ? counter[g] : 0.0);
-    for (std::size_t c = g + L; c < top; ++c) pg += counter[c];
-    pass += pg / L;
-  }
-  return std::pow(std::min(pass, 1.0), k);
+  return std::pow(vi_probe_pass(std::span<const double>(counter), 1.0, L), k);
+}
+
+/// A variable-increment filter's rate read off its counters: `histogram[c]` counters hold c (c = 0 …
+/// saturated). The same pass rule and independence of probes as vi_fpr, with the counters' actual
+/// distribution in place of the Poisson one, so it stays right after erases: a counter that saturated while
+/// more keys were in is never decremented and passes every probe, which no load of fewer keys predicts.
+inline double vi_fpr_of_counters(std::span<const std::uint64_t> histogram, double k, unsigned L) noexcept {
+  double total = 0.0;
+  for (const std::uint64_t h : histogram) total += static_cast<double>(h);
+  return std::pow(vi_probe_pass(histogram, total, L), k);
 }
 
 /// Invertible Bloom lookup tables. Peeling a table of m cells in k subtables holding n entries lists them

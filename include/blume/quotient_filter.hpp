@@ -20,6 +20,11 @@
 //    Wrap-around at s is a compare, not a mask.
 //  * Multiset: inserting a fingerprint again stores another copy, so erase of one copy keeps the other and
 //    erase is sound for every key that was inserted. count() reports the copies.
+//  * Erasing a key never inserted: refused, changing nothing, when its fingerprint is not stored. A false
+//    positive's fingerprint is an inserted key's, and erasing it removes that key's copy, so the key answers
+//    "no" from then on (a false negative). At 100,000 keys planned for 1% (0.70% at that load), erasing
+//    100,000 keys never inserted made about 690 inserted keys (0.69%) answer "no" (tests/erase_test.cpp).
+//    Erase only keys that were inserted.
 //  * Canonical layout: runs are sorted, so the table is a function of the stored multiset alone. insert and
 //    erase decode the affected stretch (from the cluster start to the first empty slot) and write it back,
 //    which performs the paper's shifting right on insert and shifting back on erase in one rule: each

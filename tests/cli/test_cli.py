@@ -297,6 +297,33 @@ class AddEraseMergeEstimate(Tool):
         self.assertFails(("erase", b, KEYS[0]), "erase is not sound")
         self.assertEqual(read(b), before)
 
+    def test_erase_of_a_key_the_filter_refuses_changes_nothing(self):
+        # Every kind that erases: a key answered "no" is "not found", exits 1 and leaves the file as it was
+        # (what erase --help, the README and the headers promise); keys that were added are "erased", exit 0.
+        for kind in ("counting", "vi-counting", "dleft", "cuckoo", "quotient", "iblt"):
+            with self.subTest(kind=kind):
+                f = self.build(f"{kind}.blume", "--kind", kind)
+                answers = run("query", f, *ABSENT[:300]).stdout.decode().splitlines()
+                refused = [line.split("\t")[0] for line in answers if line.endswith("\tno")]
+                self.assertGreater(len(refused), 250)
+                before = read(f)
+                result = run("erase", f, *refused)
+                self.assertEqual(result.returncode, 1)
+                self.assertEqual(result.stdout.decode(), "".join(f"{k}\tnot found\n" for k in refused))
+                self.assertEqual(read(f), before)
+                self.assertEqual(run("erase", "-q", f, refused[0]).returncode, 1)
+                self.assertEqual(read(f), before)
+                mixed = run("erase", f, KEYS[1], refused[0])
+                self.assertEqual(mixed.returncode, 1)
+                self.assertEqual(mixed.stdout.decode(), f"{KEYS[1]}\terased\n{refused[0]}\tnot found\n")
+                self.assertEqual(run("erase", f, KEYS[2], KEYS[3]).returncode, 0)
+
+    def test_erase_help_states_the_hazard(self):
+        text = run("erase", "--help", check=0).stdout.decode()
+        self.assertIn("Erase only keys that were added", text)
+        for kind in ("counting", "vi-counting", "dleft", "cuckoo", "quotient", "iblt"):
+            self.assertIn(kind, text)
+
     def test_merge_intersect_estimate(self):
         first, second = self.path("first.txt"), self.path("second.txt")
         with open(first, "w") as f:

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -57,6 +58,17 @@ class counter_array {
   /// Non-zero counters in a word (what the fill-based estimates count: a counter is non-zero with the
   /// classic filter's bit probability, whatever an insert adds).
   static std::uint64_t occupied(word_type w) noexcept { return cells::nonzero(w); }
+  /// How many of the m counters hold each value 0 … saturated (one pass over the array).
+  std::array<std::uint64_t, saturated + 1> histogram(const word_type* words) const noexcept {
+    std::array<std::uint64_t, saturated + 1> h{};
+    const std::uint64_t word_count = storage_bytes() / sizeof(word_type);
+    for (std::uint64_t i = 0; i < word_count; ++i) {
+      const word_type w = words[i];
+      for (unsigned lane = 0; lane < per_word; ++lane) ++h[(w >> (lane * W)) & saturated];
+    }
+    h[0] -= word_count * per_word - counters_;  // the last word's lanes past the m-th counter are zero
+    return h;
+  }
   /// Union: counters add, saturating, as if every key of both had been inserted here.
   static word_type merge_word(word_type a, word_type b) noexcept {
     word_type out = 0;
