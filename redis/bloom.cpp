@@ -518,9 +518,13 @@ const value_type* existing_at(RedisModuleCtx* ctx, std::vector<std::unique_ptr<o
 
 /// Whether two filters can be combined bit for bit: the chain's parameters and every layer's geometry,
 /// and RedisBloom's encoding options (an old power-of-two layer probes differently).
-bool check_combinable(RedisModuleCtx* ctx, const value_type& a, const value_type& b, const char* operation) {
+/// With `estimate`, also that the pair can be estimated from its bits (one layer each: see
+/// detail::check_pair_estimable, whose message gives grown filters' bounds instead).
+bool check_combinable(RedisModuleCtx* ctx, const value_type& a, const value_type& b, const char* operation,
+                      bool estimate = false) {
   try {
     a.chain.check_compatible(b.chain, operation);
+    if (estimate) blume::detail::check_pair_estimable(a.chain, b.chain, operation);
     if (a.options != b.options)
       throw incompatible_filters(std::string("cannot ") + operation + " filters: their encoding options differ");
     return true;
@@ -560,7 +564,10 @@ int estimate(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     return reply_error(ctx, "ERR syntax error: expected UNION, INTERSECTION or JACCARD");
   }
   const value_type* b = existing_at(ctx, keys, argv[2]);
-  if (b == nullptr || !check_combinable(ctx, *a, *b, "estimate the union of")) return api::ok;
+  const char* operation = what == pair::union_         ? "estimate the union of"
+                          : what == pair::intersection ? "estimate the intersection of"
+                                                       : "estimate the Jaccard index of";
+  if (b == nullptr || !check_combinable(ctx, *a, *b, operation, /*estimate=*/true)) return api::ok;
   switch (what) {
     case pair::union_: reply_estimate(ctx, estimate_union(a->chain, b->chain)); break;
     case pair::intersection: {

@@ -175,8 +175,7 @@ inline void remove_stale_temps(const std::filesystem::path& dir, const std::file
 /// target's.
 inline int create_temp(const std::filesystem::path& dir, const std::filesystem::path& target, pending_temp*& slot,
                        std::string& name) {
-  static thread_local std::mt19937_64 random{std::random_device{}() ^
-                                             static_cast<std::uint64_t>(::getpid()) << 32};
+  static thread_local std::mt19937_64 random{std::random_device{}() ^ static_cast<std::uint64_t>(::getpid()) << 32};
   static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   for (int attempt = 0; attempt < 100; ++attempt) {
     name = (dir / temp_prefix(target)).string() + std::to_string(::getpid()) + ".";
@@ -251,8 +250,8 @@ inline write_target inspect_write_target(const std::filesystem::path& path, cons
                         false);
   if (!options.force) {
     if ((t.st.st_mode & 0222) == 0 || ::faccessat(AT_FDCWD, t.path.c_str(), W_OK, AT_EACCESS) != 0)
-      throw write_refused("cannot write " + shown + ": it is read-only to this user (mode " +
-                              octal_mode(t.st.st_mode) + "); it was left as it was",
+      throw write_refused("cannot write " + shown + ": it is read-only to this user (mode " + octal_mode(t.st.st_mode) +
+                              "); it was left as it was",
                           true);
     if (t.st.st_nlink > 1)
       throw write_refused("cannot write " + shown + ": it has " + std::to_string(t.st.st_nlink) +
@@ -325,8 +324,7 @@ inline void write_file_atomically(const std::filesystem::path& path, std::span<c
         throw io_error(detail::errno_text("cannot close", tmp));
       }
       fd.fd = -1;
-      if (::rename(tmp.c_str(), target.c_str()) != 0)
-        throw io_error(detail::errno_text("cannot rename onto", target));
+      if (::rename(tmp.c_str(), target.c_str()) != 0) throw io_error(detail::errno_text("cannot rename onto", target));
       release.release();  // the name is no longer ours: a signal from here on must not unlink it
     }
   } catch (...) {
