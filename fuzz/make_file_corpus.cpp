@@ -1,13 +1,23 @@
 // Writes the seed corpus of the `file` fuzzer: one small valid file of every kind, plus the shapes a
 // kind's decoder treats differently (a grown cuckoo filter, a scalable chain of several layers, an aging
 // filter with a time window). Small, so that the fuzzer's mutations land in fields, not in bulk bits.
-//   make_file_corpus DIR      (the `fuzz_file_corpus` target regenerates fuzz/corpus/file/)
-// The regression-*.blume files in that directory are reproducers of past findings, not written here.
+// With a family (growing, lattice, bitarray, iblt), the seeds of that family's fuzzer: its kinds' files,
+// the shapes one insert away from growing, and hostile-* files, forged as issue 28's were, that a reader
+// must refuse or hold to its bounds.
+//   make_file_corpus DIR [FAMILY]   (the `fuzz_file_corpus` target regenerates fuzz/corpus/*/)
+// The regression-*.blume files in those directories are reproducers of past findings, not written here.
+#include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -79,6 +89,117 @@ void write(const std::filesystem::path& dir, const std::string& name, const any_
   std::printf("%s: %ju bytes\n", path.c_str(), static_cast<std::uintmax_t>(std::filesystem::file_size(path)));
 }
 
+/// `f`'s file with its header edited (and, by `payload`, its payload), both checksums recomputed.
+void write_forged(const std::filesystem::path& dir, const std::string& name, const any_filter& f,
+                  const std::function<void(file_header&)>& edit,
+                  const std::function<void(std::span<std::byte>)>& payload = {}) {
+  std::vector<std::byte> bytes = std::visit([](const auto& typed) { return to_bytes(typed); }, f);
+  file_header h = decode_header(bytes);
+  edit(h);
+  const std::span<std::byte> body(bytes.data() + header_size, bytes.size() - header_size);
+  if (payload) payload(body);
+  h.payload_checksum = detail::checksum(body.data(), body.size());
+  const auto header = encode_header(h);
+  std::copy(header.begin(), header.end(), bytes.begin());
+  const std::filesystem::path path = dir / (name + ".blume");
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  std::printf("%s: %zu bytes\n", path.c_str(), bytes.size());
+}
+
+/// The fuzz harnesses' n-th key (exercise.hpp's key()).
+std::uint64_t fuzz_key(std::uint64_t n) { return 0x9e3779b97f4a7c15ULL * (n + 1); }
+
+void write_growing(const std::filesystem::path& dir) {
+  using scalable = scalable_bloom_filter<>;
+  write(dir, "scalable", sample(scalable::kind));
+  scalable_options o;
+  o.growth = 3;
+  o.tightening = 0.7;
+  const scalable layers = full(filled(scalable(8, 0.05, o), 60));
+  write(dir, "scalable-layers", layers);
+  write(dir, "scalable-full", full(scalable(40, 0.05)));
+  o.growth = 1;
+  o.tightening = 0.9;
+  write(dir, "scalable-growth-1", full(filled(scalable(4, 0.1, o), 20)));
+  // Issue 28's files: a rate below 2^-64; a tightening that takes the next layer's rate to 1e-300; a last
+  // layer whose rate near 1 lets it claim 4.6·10^7 keys under a header of 10^7.
+  write_forged(dir, "hostile-scalable-rate-6.4e-309", layers,
+               [](file_header& h) { h.extra[0] = std::bit_cast<std::uint64_t>(6.4e-309); });
+  write_forged(dir, "hostile-scalable-tightening-2.7e-100", layers,
+               [](file_header& h) { h.extra[2] = std::bit_cast<std::uint64_t>(2.7e-100); });
+  const std::size_t n = layers.layers().size(), row = 8 * n + 32 * (n - 1);
+  write_forged(
+      dir, "hostile-scalable-rate-near-1", layers, [](file_header& h) { h.primary = 10'000'000; },
+      [&](std::span<std::byte> payload) {
+        detail::write_le<std::uint64_t>(payload.data() + 8 * (n - 1), 46'000'000);
+        detail::write_le<std::uint64_t>(payload.data() + row + 16, 46'000'000);
+        detail::write_le<std::uint64_t>(payload.data() + row + 24, std::bit_cast<std::uint64_t>(1 - 1e-9));
+      });
+
+  using dleft = dleft_counting_filter<>;
+  write(dir, "dleft", sample(dleft::kind));
+  dleft_geometry g;
+  g.buckets = 2;
+  g.remainder_bits = 12;
+  write(dir, "dleft-small", filled(dleft(g), 56));  // 56 keys in 64 cells: new keys soon double the table
+  // One bucket of one cell holding the harness's first key's fingerprint with its last bit flipped: the two
+  // share a bucket at every size, so that key's insert would double the table down to a 1-bit remainder.
+  g.subtables = 1;
+  g.buckets = 1;
+  g.cells = 1;
+  g.remainder_bits = 20;
+  const dleft beside(g);
+  const std::uint64_t cell = ((beside.fingerprint(beside.hash(fuzz_key(1000))) ^ 1) << g.counter_bits) | 1;
+  write_forged(
+      dir, "hostile-dleft-beside-a-key", beside, [](file_header& h) { h.inserted = 1; },
+      [&](std::span<std::byte> payload) {
+        for (int i = 0; i < 3; ++i) payload[i] = static_cast<std::byte>(cell >> (8 * i));
+      });
+
+  cuckoo_geometry c;
+  c.buckets = 2;
+  c.expansion = 2;
+  c.max_filters = 8;
+  write(dir, "cuckoo-grown", filled(cuckoo_filter<>(c), 100));
+  c.expansion = 4;
+  write(dir, "cuckoo-expansion-4", filled(cuckoo_filter<>(c), 8));
+}
+
+void write_family(const std::filesystem::path& dir, std::string_view family) {
+  if (family == "growing") {
+    write_growing(dir);
+  } else if (family == "lattice") {
+    write(dir, "spatial", sample(spatial_bloom_filter<>::kind));
+    write(dir, "compact", sample(compact_approximator<>::kind));
+    auto few = spatial_bloom_filter<>::with_geometry(64, 3, 3);
+    for (std::uint32_t i = 0; i < 12; ++i) few.insert(fuzz_key(i), 1 + i % 3);
+    write(dir, "spatial-3-sets", few);
+  } else if (family == "bitarray") {
+    write(dir, "layered", sample(layered_bloom_filter<>::kind));
+    write(dir, "vi-counting", sample(variable_increment_counting_filter<>::kind));
+    auto node = std::get<attenuated_bloom_filter<>>(sample(attenuated_bloom_filter<>::kind));
+    write(dir, "attenuated", node);
+    attenuated_bloom_filter<> neighbour = node;
+    neighbour.clear();
+    for (const std::uint64_t k : keys(10, 500)) neighbour.insert(k);
+    node.absorb(neighbour, 1);
+    write(dir, "attenuated-absorbed", node);
+  } else if (family == "iblt") {
+    write(dir, "iblt", sample(invertible_bloom_filter<>::kind));
+    auto difference = invertible_bloom_filter<>::for_difference(10);
+    difference.insert_many(keys(40));
+    write(dir, "iblt-difference", difference);
+    auto small = invertible_bloom_filter<>::for_difference(3);
+    small.insert_many(keys(2));
+    write(dir, "iblt-small", small);
+  } else {
+    std::fprintf(stderr, "make_file_corpus: no family '%s' (growing, lattice, bitarray, iblt)\n",
+                 std::string(family).c_str());
+    std::exit(2);
+  }
+}
+
 void write_every_kind(const std::filesystem::path& dir) {
   for_each_kind([&](auto type) {
     using F = typename decltype(type)::type;
@@ -89,12 +210,16 @@ void write_every_kind(const std::filesystem::path& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: %s DIR [FAMILY]\n", argv[0]);
     return 2;
   }
   const std::filesystem::path dir = argv[1];
   std::filesystem::create_directories(dir);
+  if (argc == 3) {
+    write_family(dir, argv[2]);
+    return 0;
+  }
   write_every_kind(dir);
 
   // Shapes one insert away from growing, so that the fuzzer's inserts reach the code that sizes the next

@@ -6,7 +6,9 @@
 
 #include <xxhash.h>
 
+#include <bit>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -14,6 +16,8 @@
 #include "blume/any_filter.hpp"
 #include "blume/blume.hpp"
 #include "blume/strata_estimator.hpp"
+#include "forge.hpp"
+#include "test_support.hpp"
 
 namespace {
 
@@ -166,6 +170,118 @@ TEST(HostileFiles, SpecialShapes) {
   auto difference = invertible_bloom_filter<>::for_difference(100);
   difference.insert_many(keys());
   check_forgeries("iblt for a difference", difference, 24);
+}
+
+// ---- files that ask for memory they do not account for (issue 28) -----------------------------------
+// A file may describe a structure that grows; what one insert then allocates must follow from the file,
+// within what a fresh plan may make.
+
+using scalable = scalable_bloom_filter<>;
+
+/// The fuzz corpus's scalable-layers shape: three layers (8, 24 and 72 keys, growth 3, tightening 0.7), the
+/// newest full, so the next new key adds layer 3 (216 keys). 456 bytes.
+std::vector<std::byte> full_chain() {
+  scalable_options o;
+  o.growth = 3;
+  o.tightening = 0.7;
+  scalable f(8, 0.05, o);
+  for (std::uint64_t i = 0; !f.needs_new_layer() || f.layers().size() < 3; ++i) f.insert(i * 7919);
+  return to_bytes(f);
+}
+
+void edit_header(std::vector<std::byte>& bytes, const std::function<void(file_header&)>& edit) {
+  file_header h = decode_header(bytes);
+  edit(h);
+  put_header(bytes, h);
+  blume_test::fix_checksums(bytes);
+}
+
+/// A word of the payload, in place (the caller fixes the checksums).
+void put_u64(std::vector<std::byte>& bytes, std::size_t at, std::uint64_t v) {
+  detail::write_le<std::uint64_t>(bytes.data() + header_size + at, v);
+}
+
+/// A new key into a chain whose newest layer is full: what the chain then holds beyond what it held.
+std::size_t growth_of_one_insert(scalable& f) {
+  const std::size_t before = f.size_in_bytes();
+  (void)f.try_insert(std::uint64_t{0xdeadbeef});
+  return f.size_in_bytes() - before;
+}
+
+// The issue's file: the 456-byte chain with its rate set to 6.4e-309. Below 2^-64 each key of a planned
+// layer costs millions of bits (k stays at 64), so the next layer of 216 keys took 117 MB. A plan refuses
+// the rate, and so does the loader, saying why.
+TEST(HostileFiles, AScalableRateBelowThePlansSmallestIsRefusedOnLoad) {
+  auto bytes = full_chain();
+  ASSERT_EQ(bytes.size(), 456u);
+  EXPECT_NO_THROW((void)from_bytes<scalable>(bytes));
+  edit_header(bytes, [](file_header& h) { h.extra[0] = std::bit_cast<std::uint64_t>(6.4e-309); });
+  const std::string message = blume_test::message_of<format_error>([&] { (void)from_bytes<scalable>(bytes); });
+  EXPECT_TRUE(blume_test::mentions(message, "smallest")) << message;
+  EXPECT_TRUE(blume_test::mentions(message, "6.4e-309")) << message;
+  EXPECT_THROW(scalable(8, 6.4e-309), invalid_argument) << "the same limit as a fresh chain's";
+  EXPECT_THROW((void)plan_for(8, 1e-25, scalable::kind), invalid_argument);
+}
+
+// A rate above the limit with a tightening of 2.7e-100: the next layer's rate, 0.05·(1 − r)·r^3 ≈ 1e-300,
+// is below what any plan makes. Its 216 keys took 84 MB; now the chain is full and says why.
+TEST(HostileFiles, AScalableTighteningThatStarvesTheNextLayerLeavesTheChainFull) {
+  auto bytes = full_chain();
+  edit_header(bytes, [](file_header& h) { h.extra[2] = std::bit_cast<std::uint64_t>(2.7e-100); });
+  scalable f = from_bytes<scalable>(bytes);
+  EXPECT_LT(growth_of_one_insert(f), 4096u);
+  EXPECT_EQ(f.layers().size(), 3u);
+  EXPECT_EQ(f.try_insert(std::uint64_t{0xfeedface}), insert_result::full);
+  EXPECT_TRUE(blume_test::mentions(f.growth_refusal(), "smallest")) << f.growth_refusal();
+  EXPECT_THROW((void)f.next_layer_bytes(), invalid_argument);
+}
+
+// A header capacity of 10^7 keys over the same table, whose last row claims 4.6·10^7 keys (and as many
+// counted) at a rate of 1 − 10^-9: the classic bound, m·ln²2 / ln(1/ε), lets 800 bits "hold" 10^11 keys
+// at that rate, so the capacity passed, and the next layer of 2.7·10^8 keys took 370 MB. With k ≥ 1 a bit
+// holds at most ln(1/(1 − ε)) keys (20.7 here): the row is refused.
+TEST(HostileFiles, AScalableLayerRateNearOneCannotClaimAHugeCapacity) {
+  auto bytes = full_chain();
+  const scalable f = from_bytes<scalable>(bytes);
+  const std::size_t layers = f.layers().size();
+  const std::size_t last_row = 8 * layers + 32 * (layers - 1);
+  put_u64(bytes, 8 * (layers - 1), 46'000'000);                           // the last layer's count
+  put_u64(bytes, last_row + 16, 46'000'000);                              // its capacity
+  put_u64(bytes, last_row + 24, std::bit_cast<std::uint64_t>(1 - 1e-9));  // its rate
+  edit_header(bytes, [](file_header& h) { h.primary = 10'000'000; });
+  try {
+    scalable forged = from_bytes<scalable>(bytes);
+    const std::size_t grown = growth_of_one_insert(forged);
+    ADD_FAILURE() << "loaded, and one insert took " << grown << " bytes";
+  } catch (const format_error& e) {
+    EXPECT_TRUE(blume_test::mentions(e.what(), "capacity")) << e.what();
+  }
+}
+
+// A d-left table of one bucket of one cell (20-bit remainders), holding the fingerprint of a key with its
+// last bit flipped: the two share a bucket at every size down to a 1-bit remainder, so the key's insert
+// grew the 11-byte table 2^19-fold. One insert now doubles a table at most twice.
+TEST(HostileFiles, ADLeftTableBesideAKeyGrowsAtMostTwiceOnItsInsert) {
+  using dleft = dleft_counting_filter<>;
+  dleft_geometry g;
+  g.subtables = 1;
+  g.buckets = 1;
+  g.cells = 1;
+  g.remainder_bits = 20;
+  g.counter_bits = 4;
+  const dleft empty(g);
+  const std::uint64_t key = 42;
+  const std::uint64_t h = empty.fingerprint(empty.hash(key));
+  auto bytes = to_bytes(empty);
+  ASSERT_EQ(bytes.size(), header_size + 3 + 8);  // a 24-bit cell, then 8 zero bytes
+  const std::uint64_t cell = ((h ^ 1) << g.counter_bits) | 1;
+  for (int i = 0; i < 3; ++i) bytes[header_size + i] = static_cast<std::byte>(cell >> (8 * i));
+  edit_header(bytes, [](file_header& hd) { hd.inserted = 1; });
+  dleft f = from_bytes<dleft>(bytes);
+  const std::size_t before = f.size_in_bytes();
+  (void)f.insert(key);
+  EXPECT_LE(f.geometry().buckets, 4u);
+  EXPECT_LE(f.size_in_bytes(), 4 * before);
 }
 
 }  // namespace

@@ -313,6 +313,25 @@ TEST(ScalableFilter, ALayerBeyondTheLibraryCapIsRefusedAndTheChainStaysAsItWas) 
   EXPECT_EQ(f.layers().size(), 1u);
 }
 
+// Issue 28: a layer is held to what a fresh plan may make. A tightening of 0.01 takes layer 1 of a chain at
+// 1e-18 below 2^-64, where k stays at 64 and a key would cost hundreds of bits: the chain is full after
+// its first layer, says why, and stays as it was.
+TEST(ScalableFilter, ALayerBelowTheSmallestPlannedRateIsNotAdded) {
+  EXPECT_TRUE(blume_test::mentions(blume_test::message_of<blume::invalid_argument>([] { scalable(100, 1e-25); }),
+                                   "smallest"));
+  blume::scalable_options o;
+  o.growth = 1;
+  o.tightening = 0.01;
+  EXPECT_EQ(scalable(1, 1e-18).growth_refusal(), "") << "at tightening 0.5, layer 1 is planned at 2.5e-19";
+  scalable f(1, 1e-18, o);
+  f.insert(present_key(0));
+  ASSERT_TRUE(f.needs_new_layer());
+  EXPECT_TRUE(blume_test::mentions(f.growth_refusal(), "smallest")) << f.growth_refusal();
+  const scalable before = f;
+  EXPECT_EQ(f.try_insert(absent_key(0)), blume::insert_result::full);
+  EXPECT_TRUE(f == before);
+}
+
 /// The default policy, counting the layer specs it is asked for.
 struct counted_layers : blume::plan_layers<blume::partitioned_bloom_filter<>> {
   static inline std::uint64_t specs = 0;

@@ -32,6 +32,7 @@ int run_update(const query_options& o, update what) {
   any_filter filter = open_filter(o.file, verify::full, &header);
   const filter_design design = header.design;
   std::uint64_t done = 0, total = 0, refused = 0;
+  std::string why_full;  // what a chain that cannot grow says about its next layer
   output out;
   std::visit(
       [&](auto& f) {
@@ -54,7 +55,10 @@ int run_update(const query_options& o, update what) {
                 ++done;
               } else if constexpr (takes_inserts<F>) {
                 if constexpr (may_be_full<F>) {
-                  refused += !insert_stored(f, k);
+                  const bool stored = insert_stored(f, k);
+                  refused += !stored;
+                  if constexpr (requires { f.growth_refusal(); })
+                    if (!stored && why_full.empty()) why_full = f.growth_refusal();
                 } else {
                   f.insert(k);
                 }
@@ -77,7 +81,7 @@ int run_update(const query_options& o, update what) {
       filter);
   if (refused != 0)
     throw invalid_argument("the filter is full: " + std::to_string(refused) + " of " + std::to_string(total) +
-                           " keys did not fit (nothing was written)");
+                           " keys did not fit (nothing was written)" + (why_full.empty() ? "" : ": " + why_full));
   if (what == update::add && !o.allow_overfill)
     std::visit(
         [&](const auto& f) {

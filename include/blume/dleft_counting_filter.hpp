@@ -110,6 +110,13 @@ class dleft_counting_filter : public detail::key_interface<dleft_counting_filter
   static constexpr kind_input input = kind_input::keys;
   static constexpr bool is_static = false;
   static constexpr std::size_t batch_size = detail::pipeline_batch;
+  /// Most doublings one insert makes. A doubling halves the load of the key's d buckets, so one that leaves
+  /// all of them full happens with probability about 2^−(c·d) (2^−32 at the default shape); a key that
+  /// needs more is one a file placed beside its fingerprint: a table of 1 bucket of 1 cell holding a key's
+  /// fingerprint with the last bit flipped grows 2^(r−1)-fold on that key's insert (2^19 at r = 20,
+  /// measured; 2^30 buckets, 1 GiB, from a 204-byte file at r = 31). Two doublings bound what one insert
+  /// can ask of any table to 4 times its size.
+  static constexpr std::uint32_t max_doublings_per_insert = 2;
 
   // The planner's model: m = the table's bits d·B·c·(r + C) with the default d, c and C; k = r.
   static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return (bits + 7) / 8 + 8; }
@@ -178,8 +185,9 @@ class dleft_counting_filter : public detail::key_interface<dleft_counting_filter
   // ---- single keys -----------------------------------------------------------------------------------
 
   /// Adds one occurrence of the key: raises its fingerprint's counter, or stores the fingerprint in the
-  /// least loaded of its d buckets (growing the table when all are full). False, changing nothing, only
-  /// when the table cannot grow (a 1-bit remainder, or beyond 2^40 bits).
+  /// least loaded of its d buckets (growing the table when all are full). False when the table cannot
+  /// grow (a 1-bit remainder, or beyond 2^40 bits), changing nothing, or when max_doublings_per_insert
+  /// doublings left the key's buckets full (the table has grown; inserting again grows it further).
   bool insert(const digest& d) { return add(fetched(d), 1); }
 
   /// False means certainly absent; true means present or a false positive (rate: predicted_fpr()).
@@ -296,7 +304,7 @@ class dleft_counting_filter : public detail::key_interface<dleft_counting_filter
     dleft_counting_filter result = *this;
     bool ok = true;
     other.for_each_entry([&](std::uint64_t h, std::uint64_t n) {
-      if (ok) ok = result.add(h, n);
+      if (ok) ok = result.add(h, n, UINT32_MAX);  // a union may need what both tables hold, within 2^40 bits
     });
     if (!ok) throw invalid_argument("d-left counting filter: the union does not fit even after growing");
     *this = std::move(result);
@@ -498,12 +506,14 @@ class dleft_counting_filter : public detail::key_interface<dleft_counting_filter
     return {};
   }
 
-  /// Adds n occurrences of fingerprint h; grows when its buckets are full.
-  bool add(std::uint64_t h, std::uint64_t n) { return add(probe_of(h), n); }
-  bool add(const probe& p, std::uint64_t n) {
-    if (p.generation != generation_) return add(p.fingerprint, n);
+  /// Adds n occurrences of fingerprint h; grows when its buckets are full, at most `doublings` times.
+  bool add(std::uint64_t h, std::uint64_t n, std::uint32_t doublings = max_doublings_per_insert) {
+    return add(probe_of(h), n, doublings);
+  }
+  bool add(const probe& p, std::uint64_t n, std::uint32_t doublings = max_doublings_per_insert) {
+    if (p.generation != generation_) return add(p.fingerprint, n, doublings);
     if (add_without_growing(p, n)) return true;
-    while (grow()) {
+    for (std::uint32_t i = 0; i < doublings && grow(); ++i) {
       if (add_without_growing(p.fingerprint, n)) return true;
     }
     return false;

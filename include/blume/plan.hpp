@@ -25,6 +25,11 @@ namespace blume {
 inline constexpr std::uint64_t max_filter_bits = std::uint64_t{1} << 40;
 /// Largest number of probes per key. The optimal k is (m/n)·ln 2, so 64 covers fpr down to ~1e-19.
 inline constexpr std::uint32_t max_hashes = 64;
+/// Smallest false-positive rate a plan accepts, 2^-64 (5.4e-20): down to it the optimal k, log2(1/ε),
+/// is within max_hashes, so a key costs at most about 1.44·64 ≈ 92 bits. Below it k stays at 64 and a key
+/// costs 64·ε^(−1/64) bits (4 million at 1e-308): no measurement could tell such a rate from zero, and a
+/// file recording one made a single insert allocate 117 MB. Files are held to it as plans are.
+inline constexpr double min_fpr = 0x1p-64;
 /// Bits per block of blocked_bloom_filter: one 64-byte cache line.
 inline constexpr std::uint32_t blocked_block_bits = 512;
 /// Bits per block of split_block_bloom_filter, and its fixed probe count (one bit in each 32-bit word).
@@ -518,10 +523,14 @@ inline std::string format_number(double x) {
   return std::string(buf, result.ptr);
 }
 
-inline void check_plan_inputs(std::uint64_t items, double fpr) {
+/// `smallest` is min_fpr but for formats of other libraries (RedisBloom takes any rate above 0).
+inline void check_plan_inputs(std::uint64_t items, double fpr, double smallest = min_fpr) {
   if (items == 0) throw invalid_argument("capacity must be at least 1 item, got 0");
   if (!(fpr > 0.0 && fpr < 1.0))  // also rejects NaN
     throw invalid_argument("false-positive rate must be in (0, 1), got " + format_number(fpr));
+  if (fpr < smallest)
+    throw invalid_argument("false-positive rate " + format_number(fpr) + " is below the smallest a plan accepts, " +
+                           format_number(smallest) + (smallest == min_fpr ? " (2^-64)" : ""));
 }
 
 inline void check_bits(double bits, std::uint64_t items, double fpr) {

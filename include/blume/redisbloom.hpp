@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "blume/basic_bloom_filter.hpp"
@@ -167,6 +168,10 @@ inline redisbloom_layout redisbloom_layer_geometry(std::uint64_t capacity, doubl
 /// The chain policy for scalable_bloom_filter: RedisBloom's per-layer capacity, rate and geometry.
 /// Growth is an integer (RedisBloom multiplies capacities in integers) and the tightening ratio 0.5.
 struct redisbloom_layer_plan {
+  // RedisBloom takes any rate in (0, 1). Its k is not capped at 64 (redisbloom_max_hashes), so a key costs
+  // 1.44·log2(1/ε) bits, at most about 1550 for a double: tiny rates stay proportionate, unlike under
+  // blume's planners (min_fpr).
+  static constexpr double min_fpr = std::numeric_limits<double>::denorm_min();
   layer_spec spec(std::uint64_t capacity, double fpr, const scalable_options& o, std::size_t index,
                   const layer_spec& previous) const {
     if (index == 0) return {capacity, o.scaling ? fpr * o.tightening : fpr};

@@ -11,11 +11,13 @@
 // layer already answers "maybe" (Almeida et al.; RedisBloom does the same), and a layer's fill counts
 // only inserts that set a new bit, so duplicates and false positives never trigger growth.
 //
-// Sizes: growth is at most scalable_max_growth (32768, RedisBloom's EXPANSION limit) and tightening lies in
-// (0, 1), checked on construction (invalid_argument) and on load (format_error), so a small file cannot
-// describe a chain whose next layer is gigabytes. A layer beyond max_filter_bits (2^40 bits, 128 GiB: the
-// library-wide cap, plan.hpp) is refused before anything is allocated: try_insert answers
-// insert_result::full and the chain stays as it was.
+// Sizes: growth is at most scalable_max_growth (32768, RedisBloom's EXPANSION limit), tightening lies in
+// (0, 1) and the rate is at least min_fpr (2^-64, plan.hpp), checked on construction (invalid_argument) and
+// on load (format_error), so a small file cannot describe a chain whose next layer is gigabytes. Each new
+// layer is held to what a fresh plan may make: its rate at least min_fpr, its bits and the chain's total
+// bits at most max_filter_bits (2^40 bits, 128 GiB), its capacity at most the growth of the last layer's.
+// A layer beyond these is refused before anything is allocated: try_insert answers insert_result::full,
+// growth_refusal() says why, and the chain stays as it was.
 //
 // Thread safety: const calls may run concurrently; everything else needs exclusive access.
 #pragma once
@@ -25,6 +27,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -74,6 +77,27 @@ concept layer_policy =
       { p.spec(n, x, o, i, s) } -> std::same_as<layer_spec>;
       { p.layout(s) } -> std::same_as<typename Layer::layout_type>;
     };
+
+namespace detail {
+/// The smallest rate a chain policy plans a layer for: its `min_fpr` when it declares one (RedisBloom's
+/// policy takes any rate above 0, as RedisBloom does), else the planners' min_fpr.
+template <class P>
+constexpr double policy_min_fpr() noexcept {
+  if constexpr (requires { P::min_fpr; }) {
+    return P::min_fpr;
+  } else {
+    return min_fpr;
+  }
+}
+
+/// At most how many keys `bits` bits of a Bloom layer hold at rate `fpr` with k ≥ 1 probes. Up to 1/2 that
+/// is the classic m·ln²2 / ln(1/ε), at the optimal k = log2(1/ε) ≥ 1. Above 1/2 the optimum would need
+/// k < 1, so it is k = 1's m·ln(1/(1 − ε)), at most 36.7 keys per bit for a double below 1 (the classic
+/// formula grows without bound as ε nears 1: a layer of 64 bits at 1 − 1e-7 would "hold" 3·10^8 keys).
+inline double keys_per_bit(double fpr) noexcept {
+  return fpr <= 0.5 ? math::ln2 * math::ln2 / -std::log(fpr) : -std::log1p(-fpr);
+}
+}  // namespace detail
 
 /// The default chain policy (Almeida et al.): layer i gets capacity ⌈C·s^i⌉ and rate ε·(1 − r)·r^i in
 /// closed form, and the geometry the layer kind's planner gives.
@@ -133,6 +157,9 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
     add_layer();
   }
 
+  /// The smallest rate this chain (and each of its layers) may have.
+  static constexpr double min_rate = detail::policy_min_fpr<LayerPlan>();
+
   /// Layer i's capacity and rate (see the header comment and the policy): recorded for the layers that
   /// exist, as the policy would give them for the layers to come.
   std::uint64_t layer_capacity(std::size_t i) const { return spec_at(i).capacity; }
@@ -157,7 +184,7 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
       try {
         add_layer();
       } catch (const invalid_argument&) {
-        return insert_result::full;  // the next layer would exceed max_filter_bits: the chain is full
+        return insert_result::full;  // the next layer is beyond what a plan may make: growth_refusal() says why
       }
     }
     if (layers_.back().insert(d)) ++counts_.back();
@@ -169,8 +196,20 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
   /// Whether a new layer may be added (scaling and below max_layers); it may still be too large to exist.
   bool can_grow() const noexcept { return options_.scaling && layers_.size() < options_.max_layers; }
   /// Bytes the next layer's bit array would take (so a caller can check a memory budget before an insert
-  /// that needs it); invalid_argument if that layer cannot exist.
-  std::uint64_t next_layer_bytes() const { return LayerPlan{}.layout(spec_at(layers_.size())).storage_bytes(); }
+  /// that needs it); invalid_argument, saying why, if that layer cannot exist.
+  std::uint64_t next_layer_bytes() const { return next_layer().storage_bytes(); }
+  /// Why the chain cannot add its next layer (empty when it can): what a full chain tells its user.
+  std::string growth_refusal() const {
+    if (!options_.scaling) return "a non-scaling chain holds one layer";
+    if (layers_.size() >= options_.max_layers)
+      return "the chain holds its maximum of " + std::to_string(options_.max_layers) + " layers";
+    try {
+      (void)next_layer();
+    } catch (const invalid_argument& e) {
+      return e.what();
+    }
+    return {};
+  }
 
   bool contains(const digest& d) const noexcept {
     // Newest first: it is the largest and holds the most recent keys.
@@ -364,10 +403,14 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
       if (size != 0) std::memcpy(part.data(), at, size);
       at += size;
       f.layers_.push_back(Layer::from_payload(layers[i].parameters, seed, f.counts_[i], std::move(part)));
-      // A layer's recorded capacity must be one its bits can hold at its rate (m·ln²2 / −ln ε keys, doubled
-      // for rounding and other planners): the next layer is sized from it, and a table claiming 2·10^14 keys
-      // for a layer of 310 bits made the next insert allocate 63 billion bits (file fuzzer).
-      const double holds = static_cast<double>(f.layers_.back().bits()) / math::optimal_bits(1, layers[i].spec.fpr);
+      // A layer's recorded capacity must be one its bits can hold at its rate (doubled for rounding and
+      // other planners): the next layer is sized from it, and a table claiming 2·10^14 keys for a layer of
+      // 310 bits made the next insert allocate 63 billion bits (file fuzzer). A non-scaling chain never
+      // sizes a layer from it, and keeps the classic bound RedisBloom's NONSCALING layers (whose rate may
+      // pass 1/2) are written under.
+      const double fpr = layers[i].spec.fpr;
+      const double per_bit = f.options_.scaling ? detail::keys_per_bit(fpr) : math::ln2 * math::ln2 / -std::log(fpr);
+      const double holds = static_cast<double>(f.layers_.back().bits()) * per_bit;
       if (static_cast<double>(layers[i].spec.capacity) > 2 * holds + 64)
         throw format_error("scalable filter: layer " + std::to_string(i) + " records a capacity of " +
                            std::to_string(layers[i].spec.capacity) + " keys, but its " +
@@ -376,15 +419,18 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
       f.specs_.push_back(layers[i].spec);
     }
     f.rebuild_table();
-    // The next layer comes from the header's capacity and growth, the stored ones from the table; a policy
-    // grows each layer's capacity by the growth factor, so a next layer far beyond that (a header that
-    // claims billions of keys over a table of tiny layers) would make the next insert allocate gigabytes
-    // that nothing in the file accounts for.
+    if (f.total_bits() > max_filter_bits)
+      throw format_error("scalable filter: its layers hold " + std::to_string(f.total_bits()) +
+                         " bits, beyond the maximum of 2^40");
+    // The next layer comes from the header's capacity, rate, growth and tightening, the stored ones from
+    // the table; a policy grows each layer's capacity by the growth factor, so a next layer far beyond
+    // that (a header that claims billions of keys over a table of tiny layers) would make the next insert
+    // allocate gigabytes that nothing in the file accounts for. Its size in bits is held to a plan's
+    // limits when it is added (a rate below min_fpr, or beyond 2^40 bits, leaves the chain full); its
+    // capacity is refused here, since no chain this library writes records one.
     if (f.can_grow()) {
-      const double allowed = 2 * std::max(1.0, f.options_.growth) * static_cast<double>(f.specs_.back().capacity) + 1;
-      if (const std::uint64_t next = f.spec_at(f.specs_.size()).capacity; static_cast<double>(next) > allowed)
-        throw format_error("scalable filter: its next layer would hold " + std::to_string(next) + " keys, beyond " +
-                           "the growth of its last layer's " + std::to_string(f.specs_.back().capacity));
+      const layer_spec next = f.spec_at(f.specs_.size());
+      if (const std::string why = f.capacity_refusal(next); !why.empty()) throw format_error("scalable filter: " + why);
     }
     return f;
   }
@@ -397,7 +443,7 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
   }
 
   static void validate(std::uint64_t capacity, double fpr, const scalable_options& options) {
-    detail::check_plan_inputs(capacity, fpr);
+    detail::check_plan_inputs(capacity, fpr, min_rate);
     // A non-scaling chain never uses its growth (RedisBloom records 0 for some), so only a scaling one
     // needs growth ≥ 1.
     if (!(options.growth >= (options.scaling ? 1.0 : 0.0) && options.growth <= scalable_max_growth))
@@ -475,13 +521,52 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
     return layers;
   }
 
+  std::uint64_t total_bits() const noexcept {
+    std::uint64_t bits = 0;
+    for (const Layer& l : layers_) bits += l.bits();  // each at most 2^40, at most 4096 of them: no overflow
+    return bits;
+  }
+
+  /// Why `next` may not follow the newest layer (empty if it may): a capacity beyond the growth of the
+  /// newest layer's, which no policy makes.
+  std::string capacity_refusal(const layer_spec& next) const {
+    if (specs_.empty()) return {};
+    const double allowed = 2 * std::max(1.0, options_.growth) * static_cast<double>(specs_.back().capacity) + 1;
+    if (static_cast<double>(next.capacity) <= allowed) return {};
+    return "its next layer would hold " + std::to_string(next.capacity) + " keys, beyond the growth of its last " +
+           "layer's " + std::to_string(specs_.back().capacity);
+  }
+
+  /// The next layer's geometry, held to what a fresh plan may make before anything is allocated, whatever
+  /// the policy: invalid_argument saying why not.
+  typename Layer::layout_type next_layer() const {
+    const std::size_t i = layers_.size();
+    const layer_spec spec = spec_at(i);
+    auto refuse = [&](const std::string& why) -> void {
+      throw invalid_argument("scalable filter: layer " + std::to_string(i) + " (" + std::to_string(spec.capacity) +
+                             " keys at rate " + detail::format_number(spec.fpr) + ") cannot be added: " + why);
+    };
+    if (const std::string why = capacity_refusal(spec); !why.empty()) refuse(why);
+    // A policy that plans below min_rate would make each key cost millions of bits (see min_fpr).
+    if (!(spec.fpr >= min_rate))
+      refuse("its rate is below the smallest a plan accepts, " + detail::format_number(min_rate));
+    std::optional<typename Layer::layout_type> layout;
+    try {
+      layout.emplace(LayerPlan{}.layout(spec));  // throws beyond 2^40 bits
+    } catch (const invalid_argument& e) {
+      refuse(e.what());
+    }
+    if (layout->bits() > max_filter_bits)
+      refuse(std::to_string(layout->bits()) + " bits are beyond the maximum of 2^40");
+    if (layout->bits() > max_filter_bits - total_bits())
+      refuse("the chain's " + std::to_string(total_bits()) + " bits and its " + std::to_string(layout->bits()) +
+             " would pass the maximum of 2^40 bits for one filter");
+    return *layout;
+  }
+
   void add_layer() {
     const layer_spec spec = spec_at(layers_.size());
-    const auto layout = LayerPlan{}.layout(spec);  // throws beyond 2^40 bits
-    // Whatever the policy: the library-wide cap holds before the allocation, not after.
-    if (layout.bits() > max_filter_bits)
-      throw invalid_argument("scalable filter: layer " + std::to_string(layers_.size()) + " would take " +
-                             std::to_string(layout.bits()) + " bits, beyond the maximum of 2^40");
+    const auto layout = next_layer();
     layers_.reserve(layers_.size() + 1);
     specs_.reserve(specs_.size() + 1);
     counts_.reserve(counts_.size() + 1);

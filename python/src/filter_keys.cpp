@@ -14,8 +14,11 @@ namespace blume::python {
 namespace {
 
 template <class F>
-[[noreturn]] void full(const F&) {
-  throw filter_full("the " + std::string(F::name) + " filter is full: no room for the key (build a larger one)");
+[[noreturn]] void full(const F& f) {
+  std::string why;
+  if constexpr (requires { f.growth_refusal(); }) why = f.growth_refusal();
+  throw filter_full("the " + std::string(F::name) + " filter is full: no room for the key (build a larger one)" +
+                    (why.empty() ? "" : ": " + why));
 }
 
 /// Inserts one digest; true when the filter changed (the key was new to it), None where the kind does not
