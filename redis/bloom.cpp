@@ -99,7 +99,7 @@ add_outcome add(RedisModuleCtx* ctx, value_type& v, const digest& d, std::uint64
     }
   }
   try {
-    switch (chain.try_insert(d)) {
+    switch (rb::bloom_insert(v, d)) {
       case insert_result::added: return add_outcome::added;
       case insert_result::present: return add_outcome::present;
       case insert_result::full: return chain.options().scaling ? add_outcome::failed : add_outcome::full;
@@ -372,7 +372,7 @@ int info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   };
   if (argc == 3) {
     if (is_word(argv[2], "ESTIMATE")) {  // ours: the count from the fill, beside "Number of items inserted"
-      const double n = v->chain.estimated_count();
+      const double n = rb::bloom_estimated_count(*v);
       if (!std::isfinite(n)) {
         reply_estimate(ctx, n);
         return api::ok;
@@ -549,7 +549,7 @@ int estimate(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   const value_type* a = existing_at(ctx, keys, argv[1]);
   if (a == nullptr) return api::ok;
   if (argc == 2) {
-    reply_estimate(ctx, a->chain.estimated_count());
+    reply_estimate(ctx, rb::bloom_estimated_count(*a));
     return api::ok;
   }
   enum class pair { union_, intersection, jaccard };
@@ -592,6 +592,11 @@ int estimate(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   return api::ok;
 }
 
+/// Every layer's set bits counted again: after a merge, whose OR cannot tell how many bits were new.
+void recount_all(value_type& v) {
+  for (std::size_t i = 0; i < v.chain.layers().size(); ++i) rb::recount_bits(v, i);
+}
+
 /// BF.MERGE dest src [src ...]: dest becomes the union of itself (when it exists) and the sources, which
 /// must match it in every parameter and layer (a scaled filter merges layer by layer). Nothing changes
 /// unless every source qualifies. Items added (BF.CARD) add up, duplicates included.
@@ -619,9 +624,11 @@ int merge(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
       if (!memory_allows(ctx, size)) return reply_error(ctx, "ERR Insufficient memory to create filter");
       auto fresh = std::make_unique<value_type>(*base);
       for (std::size_t i = 1; i < sources.size(); ++i) fresh->chain.merge(sources[i]->chain);
+      if (sources.size() > 1) recount_all(*fresh);
       api::ModuleTypeSetValue(dest.get(), bloom_type, fresh.release());
     } else {
       for (const value_type* s : sources) d->chain.merge(s->chain);
+      if (!sources.empty()) recount_all(*d);
     }
   } catch (const std::bad_alloc&) {
     return reply_error(ctx, "ERR Insufficient memory to create filter");

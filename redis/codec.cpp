@@ -142,6 +142,8 @@ std::unique_ptr<rb::bloom_value> load_bloom(rdb_reader& in, int encver, const rd
     for (std::size_t i = 0; i < arrays.size(); ++i) {
       const std::span<std::byte> dst = out[i].mutable_bytes();
       std::memcpy(dst.data(), arrays[i].bytes().data(), dst.size());
+      // The load reads every byte anyway; counting here keeps the first estimate after it O(layers).
+      v->set_bits[i] = rb::count_set_bits({dst.data(), dst.size()});
     }
     return v;
   } catch (const std::exception& e) {

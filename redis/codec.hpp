@@ -102,7 +102,7 @@ class rdb_writer {
 /// What an RDB record may ask for, and what cuckoo records from before encoding 4 (which did not store
 /// them) take from the configuration.
 struct rdb_limits {
-  std::uint64_t max_filter_memory = 4ULL << 30;
+  std::uint64_t max_filter_memory = 256ULL << 20;  // the module's default (config.hpp)
   std::uint32_t cf_bucket_size = 2;
   std::uint32_t cf_max_iterations = 20;
   std::uint32_t cf_expansion = 1;

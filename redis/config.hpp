@@ -6,7 +6,10 @@
 
 namespace blume::redis {
 
-inline constexpr long long default_max_filter_memory = 4LL << 30;
+/// 256 MiB: a filter of 100M items at 0.1% (171 MiB) fits, and a DUMP, MIGRATE or RDB save of the
+/// largest filter blocks for about 2 s, not the minute a 4 GiB one took (docs/redis.md, "The filter
+/// memory limit"), and stays under the 512 MB proto-max-bulk-len that RESTORE and MIGRATE need.
+inline constexpr long long default_max_filter_memory = 256LL << 20;
 /// Bounds of max-filter-memory: at least 1 KiB, a floor against slips (it already refuses a default cuckoo
 /// filter, 1080 bytes); at most 2^50.
 inline constexpr long long min_max_filter_memory = 1LL << 10;
@@ -24,9 +27,9 @@ struct module_config {
   /// Largest capacity BF.RESERVE, BF.INSERT, CF.RESERVE and CF.INSERT accept (RedisBloom: 2^30).
   long long max_capacity = 1LL << 30;
   /// Most bytes one filter may hold, by RedisBloom's Size formula (what MEMORY USAGE reports), whatever
-  /// made it: a RESERVE, an INSERT, growth, a LOADCHUNK header, RESTORE or an RDB file. 4 GiB admits every
-  /// filter RedisBloom's limits let one reserve at ordinary rates (2^30 items at 1%: 1.38 GiB; a cuckoo
-  /// filter of 2^30: at most 2 GiB) and refuses the many-gigabyte filters a forged header asks for.
+  /// made it: a RESERVE, an INSERT, growth, a LOADCHUNK header, RESTORE or an RDB file. Its default is
+  /// below what RedisBloom's 2^30 capacity limit admits, because every byte of a key is serialized while
+  /// the server waits; bigger filters are a setting away (or sharded across keys).
   long long max_filter_memory = default_max_filter_memory;
 };
 

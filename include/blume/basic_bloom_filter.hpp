@@ -168,6 +168,15 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
     return layout_.template insert<false>(words(), d);
   }
 
+  /// insert() that answers how many bits it set (0: the key was present or a false positive), for layouts
+  /// whose probes are bits.
+  std::uint32_t insert_counting(const digest& d) noexcept
+    requires requires(const Layout& l, word_type* w, const digest& x) { l.insert_counting(w, x); }
+  {
+    ++inserted_;
+    return layout_.insert_counting(words(), d);
+  }
+
   /// insert() that may run concurrently with other insert_concurrent calls and with lookups.
   bool insert_concurrent(const digest& d) noexcept {
     std::atomic_ref<std::uint64_t>(inserted_).fetch_add(1, std::memory_order_relaxed);

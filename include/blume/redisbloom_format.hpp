@@ -47,16 +47,67 @@ inline constexpr std::uint32_t known_options = option_noround | option_entries_a
 /// The largest chunk SCANDUMP returns (RedisBloom's MAX_SCANDUMP_SIZE).
 inline constexpr std::size_t max_chunk_bytes = std::size_t{16} << 20;
 
-/// A BF filter as RedisBloom keeps it: the chain plus its option bits, which SCANDUMP and RDB carry.
+/// Each layer's set bits, counted from its array: what a value built around an existing chain starts with.
+inline std::vector<std::uint64_t> layer_set_bits(const redisbloom_bloom_chain& chain) {
+  std::vector<std::uint64_t> n;
+  for (const redisbloom_bloom_layer& l : chain.layers()) n.push_back(l.set_bits());
+  return n;
+}
+
+/// A BF filter as RedisBloom keeps it: the chain plus its option bits, which SCANDUMP and RDB carry, and
+/// each layer's number of set bits. The counts are ours, never read from a payload: every path that
+/// changes bits keeps them (bloom_insert, load_bloom_chunk, recount_bits after a merge or a load), so an
+/// estimate costs O(layers) instead of a pass over arrays a forged header can make gigabytes long.
 struct bloom_value {
   redisbloom_bloom_chain chain;
   std::uint32_t options = option_noround | option_force64;
+  // Counted from the chain unless the builder knows them (make_bloom, value_from: all zero).
+  std::vector<std::uint64_t> set_bits = layer_set_bits(chain);
 };
 
 /// What BF.RESERVE / BF.ADD create: capacity C at rate ε, growing by `growth` unless non-scaling.
 inline bloom_value make_bloom(std::uint64_t capacity, double fpr, std::uint32_t growth, bool scaling) {
   return {redisbloom_bloom_chain(capacity, fpr, redisbloom_options(growth, scaling)),
-          option_noround | option_force64 | (scaling ? 0u : option_no_scaling)};
+          option_noround | option_force64 | (scaling ? 0u : option_no_scaling), std::vector<std::uint64_t>(1, 0)};
+}
+
+/// The set bits among `bytes` (any length and alignment).
+inline std::uint64_t count_set_bits(std::span<const std::byte> bytes) noexcept {
+  std::uint64_t n = 0;
+  std::size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, bytes.data() + i, 8);
+    n += static_cast<std::uint64_t>(std::popcount(w));
+  }
+  for (; i < bytes.size(); ++i) n += static_cast<std::uint64_t>(std::popcount(static_cast<unsigned>(bytes[i])));
+  return n;
+}
+
+/// Counts layer i's bits again from its array (after a merge: O(bits), as the merge itself).
+inline void recount_bits(bloom_value& v, std::size_t i) {
+  const auto layers = v.chain.layers();
+  v.set_bits.resize(layers.size(), 0);
+  v.set_bits[i] = count_set_bits({layers[i].storage().data(), layers[i].storage().size()});
+}
+
+/// chain.try_insert that keeps set_bits: a new layer starts at 0 and the newest gains the bits the key set.
+inline insert_result bloom_insert(bloom_value& v, const digest& d) {
+  std::uint64_t fresh = 0;
+  const insert_result r = v.chain.try_insert(d, fresh);
+  v.set_bits.resize(v.chain.layers().size(), 0);
+  v.set_bits.back() += fresh;
+  return r;
+}
+
+/// BF.ESTIMATE from the kept counts: the chain's estimated_count() without reading a bit.
+inline double bloom_estimated_count(const bloom_value& v) noexcept {
+  const auto layers = v.chain.layers();
+  double n = 0;
+  for (std::size_t i = 0; i < layers.size(); ++i)
+    n += redisbloom_layout::estimate_items(static_cast<double>(v.set_bits[i]), static_cast<double>(layers[i].bits()),
+                                           layers[i].hashes());
+  return n;
 }
 
 struct bloom_layer_record {
@@ -151,9 +202,10 @@ inline bloom_value value_from(const bloom_chain_record& r) {
     specs.push_back({l.entries, l.error});
     counts.push_back(l.size);
   }
+  // All bits are zero until LOADCHUNK or the RDB loader fills them, and those count what they copy.
   return {redisbloom_bloom_chain::from_layers(first.entries, target, o, murmur64a_pair_hasher::default_seed,
                                               std::move(layers), std::move(specs), std::move(counts)),
-          r.options};
+          r.options, std::vector<std::uint64_t>(r.layers.size(), 0)};
 }
 
 namespace detail {
@@ -259,11 +311,16 @@ inline chunk_status load_bloom_chunk(bloom_value& v, long long iterator, std::sp
   const std::uint64_t start = static_cast<std::uint64_t>(iterator) - data.size();
   if (start < 1) return chunk_status::no_layer;
   std::uint64_t offset = start - 1;
-  for (redisbloom_bloom_layer& layer : v.chain.mutable_layers()) {
-    const std::span<std::byte> bytes = layer.mutable_bytes();
+  const auto layers = v.chain.mutable_layers();
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const std::span<std::byte> bytes = layers[i].mutable_bytes();
     if (offset < bytes.size()) {
       if (data.size() > bytes.size() - offset) return chunk_status::too_big;
-      std::memcpy(bytes.data() + offset, data.data(), data.size());
+      // A chunk may overwrite bytes an earlier chunk wrote, so the count moves by the difference.
+      const std::span<std::byte> target = bytes.subspan(static_cast<std::size_t>(offset), data.size());
+      v.set_bits.resize(layers.size(), 0);
+      v.set_bits[i] = v.set_bits[i] - count_set_bits(target) + count_set_bits(data);
+      std::memcpy(target.data(), data.data(), data.size());
       return chunk_status::ok;
     }
     offset -= bytes.size();

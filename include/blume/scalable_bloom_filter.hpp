@@ -191,6 +191,26 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
     return insert_result::added;
   }
 
+  /// try_insert() that also answers how many bits the key set in the newest layer (where an added key
+  /// goes), so a caller can keep each layer's fill without reading its array.
+  insert_result try_insert(const digest& d, std::uint64_t& new_bits)
+    requires requires(Layer& l, const digest& x) { l.insert_counting(x); }
+  {
+    new_bits = 0;
+    if (contains(d)) return insert_result::present;
+    if (needs_new_layer()) {
+      if (!can_grow()) return insert_result::full;
+      try {
+        add_layer();
+      } catch (const invalid_argument&) {
+        return insert_result::full;
+      }
+    }
+    new_bits = layers_.back().insert_counting(d);
+    if (new_bits != 0) ++counts_.back();
+    return insert_result::added;
+  }
+
   /// Whether the newest layer holds its capacity, so the next added key needs a new layer.
   bool needs_new_layer() const noexcept { return counts_.back() >= specs_.back().capacity; }
   /// Whether a new layer may be added (scaling and below max_layers); it may still be too large to exist.

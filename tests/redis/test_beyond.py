@@ -5,6 +5,7 @@ replies, persistence (RDB, AOF), a replica, and Redis Cluster routing."""
 
 import math
 import os
+import struct
 import unittest
 
 import redis
@@ -95,6 +96,68 @@ class Estimate(ModuleTestCase):
                          "full")
         self.assertError("ERR the filter is saturated (a layer has every bit set): no estimate", "BF.INFO", "full",
                          "ESTIMATE")
+
+
+def popcount_estimate(client, key):
+    """BF.ESTIMATE as a pass over every bit gives it: each layer's −(m/k)·ln(1 − X/m), from SCANDUMP's bytes,
+    summed and rounded as the module rounds (llround)."""
+    header = client.execute_command("BF.SCANDUMP", key, 0)[1]
+    layers = [struct.unpack_from("<QQQddIQB", header, 20 + 53 * i)
+              for i in range(struct.unpack_from("<I", header, 8)[0])]
+    data, it = [], 1
+    while True:
+        it, chunk = client.execute_command("BF.SCANDUMP", key, it)
+        if it == 0:
+            break
+        data.append(chunk)
+    data, offset, n = b"".join(data), 0, 0.0
+    for nbytes, bits, _, _, _, k, _, _ in layers:
+        x = int.from_bytes(data[offset:offset + nbytes], "little").bit_count()
+        offset += nbytes
+        n += -(bits / k) * math.log1p(-x / bits)
+    return math.floor(n + 0.5)
+
+
+class EstimateFromKeptCounts(ModuleTestCase):
+    """BF.ESTIMATE reads set-bit counts the module keeps per layer instead of reading every bit: after each
+    path that changes bits, the estimate must still be the one a full pass gives."""
+
+    def assertExact(self, *keys):
+        for key in keys:
+            self.assertEqual(self.cmd("BF.ESTIMATE", key), popcount_estimate(self.r, key), key)
+            self.assertEqual(self.cmd("BF.INFO", key, "ESTIMATE"), [popcount_estimate(self.r, key)], key)
+
+    def test_adds_merge_restore_copy_loadchunk_and_reload(self):
+        for key, prefix in (("{e}a", "a"), ("{e}b", "b")):
+            self.cmd("BF.RESERVE", key, "0.01", "1000")
+            madd(self.r, key, items(prefix, 0, 6000))
+            madd(self.r, key, items(prefix, 0, 3000))  # duplicates set no bit
+            self.cmd("BF.ADD", key, "one more")
+        self.assertGreater(self.cmd("BF.INFO", "{e}a", "FILTERS")[0], 2)
+        self.assertExact("{e}a", "{e}b")
+        self.cmd("BF.MERGE", "{e}m", "{e}a", "{e}b")  # a new dest
+        self.cmd("BF.MERGE", "{e}b", "{e}a")  # an existing one
+        self.assertExact("{e}m", "{e}b")
+        self.cmd("RESTORE", "{e}r", "0", self.cmd("DUMP", "{e}m"))
+        self.cmd("COPY", "{e}m", "{e}c")
+        it, chunks = 0, []
+        while True:
+            it, data = self.cmd("BF.SCANDUMP", "{e}m", it)
+            if it == 0:
+                break
+            chunks.append((it, data))
+        # A chunk sent twice, first over other bytes, must not be counted twice.
+        self.cmd("BF.LOADCHUNK", "{e}l", *chunks[0])
+        self.cmd("BF.LOADCHUNK", "{e}l", chunks[1][0], b"\xff" * len(chunks[1][1]))
+        for chunk in chunks[1:]:
+            self.cmd("BF.LOADCHUNK", "{e}l", *chunk)
+        self.assertExact("{e}r", "{e}c", "{e}l")
+        madd(self.r, "{e}c", items("c", 0, 2000))  # a copy counts on its own
+        self.assertExact("{e}c", "{e}m")
+        before = {k: self.cmd("BF.ESTIMATE", k) for k in ("{e}a", "{e}b", "{e}m", "{e}r", "{e}c", "{e}l")}
+        self.assertEqual(self.cmd("DEBUG", "RELOAD"), b"OK")
+        self.assertEqual({k: self.cmd("BF.ESTIMATE", k) for k in before}, before)
+        self.assertExact(*before)
 
 
 class Merge(ModuleTestCase):

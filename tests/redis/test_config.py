@@ -42,7 +42,7 @@ class Configs(ModuleTestCase):
         for name, value in (("bf-error-rate", "0.01"), ("bf-initial-size", "100"), ("bf-expansion-factor", "2"),
                             ("cf-bucket-size", "2"), ("cf-initial-size", "1024"), ("cf-max-iterations", "20"),
                             ("cf-expansion-factor", "1"), ("cf-max-expansions", "32"), ("max-capacity", "1073741824"),
-                            ("max-filter-memory", str(4 << 30))):
+                            ("max-filter-memory", str(256 << 20))):
             self.cmd("CONFIG", "SET", "bf." + name, value)
 
     def test_defaults(self):
@@ -51,7 +51,7 @@ class Configs(ModuleTestCase):
                                b"bf.bf-expansion-factor": b"2", b"bf.cf-bucket-size": b"2",
                                b"bf.cf-initial-size": b"1024", b"bf.cf-max-iterations": b"20",
                                b"bf.cf-expansion-factor": b"1", b"bf.cf-max-expansions": b"32",
-                               b"bf.max-capacity": b"1073741824", b"bf.max-filter-memory": b"4294967296"})
+                               b"bf.max-capacity": b"1073741824", b"bf.max-filter-memory": b"268435456"})
 
     def test_set_changes_what_add_creates(self):
         self.cmd("CONFIG", "SET", "bf.bf-error-rate", "0.001")
@@ -109,6 +109,7 @@ class Configs(ModuleTestCase):
         big = str(2 ** 30 + 1)
         self.assertError("ERR capacity must be in the range [1, 1073741824]", "BF.RESERVE", "f", "0.25", big)
         self.cmd("CONFIG", "SET", "bf.max-capacity", str(2 ** 34))
+        self.cmd("CONFIG", "SET", "bf.max-filter-memory", str(4 << 30))  # over the 256 MiB default
         self.assertEqual(self.cmd("BF.RESERVE", "f", "0.25", big), b"OK")  # 387 MB of bits
         self.cmd("DEL", "f")
         self.cmd("CONFIG", "SET", "maxmemory", "50mb")

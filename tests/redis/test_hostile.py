@@ -3,6 +3,7 @@
 more than a header justifies: corrupt RESTORE payloads (with valid checksums, so the module itself must
 notice), forged LOADCHUNK headers and chunks, and arguments of every wrong shape."""
 
+import math
 import os
 import struct
 import time
@@ -176,8 +177,13 @@ class BoundedLoads(ModuleTestCase):
     """Reproducers of hostile payloads: each of these once made the module allocate gigabytes or block the server for
     seconds. Each is refused, or answered, within 100 ms, and the server keeps answering."""
 
-    def tearDown(self):
+    def setUp(self):
+        super().setUp()
+        # The reproducers were written against the 4 GiB limit of the time, which admits 2^30-item reserves.
         self.cmd("CONFIG", "SET", "bf.max-filter-memory", str(4 << 30))
+
+    def tearDown(self):
+        self.cmd("CONFIG", "SET", "bf.max-filter-memory", str(256 << 20))
 
     def timed(self, *args):
         start = time.perf_counter()
@@ -288,6 +294,44 @@ class BoundedLoads(ModuleTestCase):
         self.assertTrue(errors and b"more than bf.max-filter-memory (4096)" in errors[0], errors)
         self.assertLessEqual(self.cmd("CF.INFO", "c")[1], 4096)
         self.assertEqual(self.cmd("CONFIG", "GET", "bf.max-filter-memory"), [b"bf.max-filter-memory", b"4096"])
+
+
+class ConstantTimeEstimates(ModuleTestCase):
+    """Reproducer: a 38-byte LOADCHUNK header makes a filter of untouched pages in milliseconds, and
+    BF.ESTIMATE then read all of them (1 GiB: 0.5 s here; 4 GiB: 7-12 s on a busy machine). The module
+    now counts bits as they arrive, so an estimate costs O(layers) whatever the header declares."""
+
+    def setUp(self):
+        super().setUp()
+        self.cmd("CONFIG", "SET", "bf.max-filter-memory", str(2 << 30))
+
+    def tearDown(self):
+        self.cmd("CONFIG", "SET", "bf.max-filter-memory", str(256 << 20))
+
+    def timed(self, *args):
+        start = time.perf_counter()
+        reply = self.cmd(*args)
+        return reply, time.perf_counter() - start
+
+    def test_estimate_of_a_forged_gibibyte_filter_reads_no_bits(self):
+        if SANITIZED:
+            self.skipTest("a 1 GiB filter under ASan measures ASan")
+        layer = 1 << 30
+        reply = self.reply("BF.LOADCHUNK", "b", "1", bf_header(layer))
+        if reply != b"+OK\r\n":
+            self.skipTest("no 1 GiB for the filter here: " + reply.decode())
+        bits, hashes = layer * 8, 14
+        for args, expected in ((("BF.ESTIMATE", "b"), 0), (("BF.INFO", "b", "ESTIMATE"), [0])):
+            got, elapsed = self.timed(*args)
+            self.assertEqual(got, expected)
+            self.assertLess(elapsed, 0.05, args)
+        # Bits written by chunks are counted as they arrive, an overwritten chunk by its difference.
+        for chunk, ones in ((b"\xff" * (1 << 20), 8 << 20), (b"\x0f" * (1 << 20), 4 << 20)):
+            self.cmd("BF.LOADCHUNK", "b", 1 + len(chunk), chunk)
+            got, elapsed = self.timed("BF.ESTIMATE", "b")
+            self.assertEqual(got, math.floor(-(bits / hashes) * math.log1p(-ones / bits) + 0.5))
+            self.assertLess(elapsed, 0.05)
+        self.cmd("DEL", "b")
 
 
 if __name__ == "__main__":

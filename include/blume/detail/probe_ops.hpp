@@ -41,6 +41,21 @@ class flat_probe_ops {
     return fresh != 0;
   }
 
+  /// insert<false> that answers how many bits it turned from 0 to 1, so a caller can keep a layer's
+  /// fill up to date without reading the array. Each probe tests its bit before setting it, so two probes
+  /// on one bit count it once.
+  std::uint32_t insert_counting(word_type* words, digest d) const noexcept {
+    std::uint32_t fresh = 0;
+    self().for_each_probe(d, [&](std::uint64_t pos) {
+      const word_type mask = word_type{1} << (pos & 63);
+      word_type& w = words[pos >> 6];
+      fresh += (w & mask) == 0;
+      w |= mask;
+      return true;
+    });
+    return fresh;
+  }
+
   bool contains(const word_type* words, digest d) const noexcept {
     // Early exit: an absent key usually fails within the first two probes, saving their cache misses.
     return self().for_each_probe(d,
