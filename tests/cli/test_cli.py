@@ -827,13 +827,17 @@ class Conventions(Tool):
         keys = self.path("k1000.txt")
         with open(keys, "w") as f:
             f.write("".join(f"k{i}\n" for i in range(1000)))
-        for rate in ("1e-30", "1e-40", "1e-18"):
+        for rate in ("1e-19", "1e-18"):
             out = self.path(f"tiny{rate}.blume")
             run("build", "--kind", "bloom", "--items", "1000", "--fpr", rate, "--input", keys, "--output", out,
                 check=0)
             info = run("info", out, check=0).stdout.decode()
             self.assertNotIn(" 0.00000%", info)
-        self.assertIn("e-", run("plan", "--items", "1000", "--fpr", "1e-30", check=0).stdout.decode())
+        self.assertIn("e-", run("plan", "--items", "1000", "--fpr", "1e-19", check=0).stdout.decode())
+        # Below 2^-64 a key would cost more bits than any plan gives: refused, saying so.
+        for rate in ("1e-30", "1e-40"):
+            self.assertFails(("build", "--kind", "bloom", "--items", "1000", "--fpr", rate, "--input", keys,
+                              "--output", self.path("never.blume")), "smallest a plan accepts")
 
     def test_output_dash_writes_the_filter_to_standard_output(self):
         data = run("build", "--items", "20k", "--input", self.keys, "--output", "-", check=0).stdout
