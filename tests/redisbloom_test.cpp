@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include <string>
 #include <string_view>
@@ -332,7 +333,8 @@ TEST(RedisBloomCuckoo, DuplicatesForceGrowthAndAFullFilterStaysUnchanged) {
 std::vector<std::size_t> requested_blocks;
 void* recording_allocate(std::size_t bytes) {
   requested_blocks.push_back(bytes);
-  return std::aligned_alloc(64, bytes);
+  void* p = std::aligned_alloc(64, bytes);
+  return p == nullptr ? nullptr : std::memset(p, 0, bytes);  // an allocator's blocks must come zeroed
 }
 void recording_free(void* p) noexcept { std::free(p); }
 
