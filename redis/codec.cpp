@@ -174,7 +174,7 @@ std::unique_ptr<rb::cuckoo_value> load_cuckoo(rdb_reader& in, int encver, const 
   }
   if (in.failed()) return fail("truncated");
   // The header alone describes the whole filter: refuse it before building anything, and build it with
-  // one allocation, so a record's work is bounded by the limit and cuckoo_max_filters.
+  // its tables at once, so a record's work is bounded by the limit and cuckoo_max_filters.
   std::unique_ptr<rb::cuckoo_value> v;
   try {
     rb::validate(r);

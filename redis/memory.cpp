@@ -1,9 +1,12 @@
 #include "memory.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 #include <sys/mman.h>
 
@@ -14,9 +17,23 @@ namespace blume::redis {
 
 namespace {
 
-// byte_storage wants 64-byte alignment; the server's allocator promises 16. Over-allocate, align, and keep
-// the pointer to free just below the aligned block.
+// byte_storage wants 64-byte alignment; the server's allocator promises 16.
 constexpr std::size_t alignment = 64;
+
+// A block is asked for at exactly its size, because the allocator rounds each request up to a size class
+// and a power-of-two table is a class of its own: the 72 bytes of alignment slack and free pointer we used
+// to add to every block put a 1 GiB cuckoo table in the 1.25 GiB class. jemalloc (Redis's allocator)
+// returns 64-aligned blocks for requests of multiples of 64 (such classes sit in page-aligned slabs, large
+// blocks on pages offset by whole cache lines). Another allocator may not; then the block is asked for
+// again with slack, and the aligned pointer is remembered here with the block to free (taking the
+// lock, for a value may be freed on a background thread after UNLINK or FLUSHALL ASYNC).
+std::mutex offset_blocks_guard;
+std::unordered_map<void*, void*> offset_blocks;
+std::atomic<bool> any_offset_blocks{false};
+
+void* allocate_from_server(std::size_t bytes, bool zeroed) {
+  return zeroed ? api::TryCalloc(1, bytes) : api::TryAlloc(bytes);
+}
 
 /// Whether [begin, end) lies wholly in private anonymous mappings (/proc/self/maps: a 'p' mapping with
 /// inode 0), the only kind MADV_DONTNEED refills with zero pages. A host allocator could in principle
@@ -62,21 +79,37 @@ void zero(std::byte* p, std::size_t bytes) {
 void* allocate(std::size_t bytes) {
   // TryCalloc (Redis 7.4+) lets the allocator hand out fresh zero pages untouched; with TryAlloc (7.0)
   // we zero them ourselves without touching them. Neither aborts the server when memory runs out.
-  const std::size_t size = bytes + alignment + sizeof(void*);
+  // byte_storage asks for whole multiples of 64.
   const bool zeroed = api::TryCalloc != nullptr;
-  void* raw = zeroed ? api::TryCalloc(1, size) : api::TryAlloc(size);
-  if (raw == nullptr) return nullptr;
-  const auto start = reinterpret_cast<std::uintptr_t>(raw) + sizeof(void*);
-  auto* aligned = reinterpret_cast<std::byte*>((start + alignment - 1) / alignment * alignment);
-  std::memcpy(aligned - sizeof(void*), &raw, sizeof(void*));
-  if (!zeroed) zero(aligned, bytes);
-  return aligned;
+  void* p = allocate_from_server(bytes, zeroed);
+  if (p == nullptr) return nullptr;
+  if (reinterpret_cast<std::uintptr_t>(p) % alignment != 0) {
+    api::Free(p);
+    void* raw = allocate_from_server(bytes + alignment, zeroed);
+    if (raw == nullptr) return nullptr;
+    p = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw) + alignment) / alignment * alignment);
+    try {
+      const std::lock_guard lock(offset_blocks_guard);
+      offset_blocks.emplace(p, raw);
+      any_offset_blocks.store(true, std::memory_order_release);
+    } catch (const std::bad_alloc&) {
+      api::Free(raw);
+      return nullptr;
+    }
+  }
+  if (!zeroed) zero(static_cast<std::byte*>(p), bytes);
+  return p;
 }
 
 void deallocate(void* p) noexcept {
-  void* raw = nullptr;
-  std::memcpy(&raw, static_cast<std::byte*>(p) - sizeof(void*), sizeof(void*));
-  api::Free(raw);
+  if (any_offset_blocks.load(std::memory_order_acquire)) {
+    const std::lock_guard lock(offset_blocks_guard);
+    if (const auto it = offset_blocks.find(p); it != offset_blocks.end()) {
+      p = it->second;
+      offset_blocks.erase(it);
+    }
+  }
+  api::Free(p);
 }
 
 /// MemAvailable from /proc/meminfo, in bytes; 0 if it cannot be read (then only maxmemory limits).

@@ -3,7 +3,9 @@
 // validation of hostile headers and chunks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include <string>
 #include <string_view>
@@ -326,6 +328,47 @@ TEST(RedisBloomCuckoo, DuplicatesForceGrowthAndAFullFilterStaysUnchanged) {
   EXPECT_FALSE(rb::cuckoo_insert(fixed, d));  // "Filter is full", and every relocation was undone
   EXPECT_EQ(cuckoo_scandump(fixed), before);
   EXPECT_EQ(fixed.items, 8u);
+}
+
+std::vector<std::size_t> requested_blocks;
+void* recording_allocate(std::size_t bytes) {
+  requested_blocks.push_back(bytes);
+  void* p = std::aligned_alloc(64, bytes);
+  return p == nullptr ? nullptr : std::memset(p, 0, bytes);  // an allocator's blocks must come zeroed
+}
+void recording_free(void* p) noexcept { std::free(p); }
+
+TEST(RedisBloomCuckoo, TablesAreExactlyTheirSlotsAndTheirLastBucketsWork) {
+  // A table of 2^k bytes must be a block of 2^k bytes: the server's allocator puts 2^k + 64 in the
+  // 1.25·2^k class. Loads near a table's end then stay within it (as a sanitizer checks).
+  requested_blocks.clear();
+  blume::set_storage_allocator({recording_allocate, recording_free});
+  {
+    rb::cuckoo_value v = rb::make_cuckoo(1024, 2, 500, 2);
+    EXPECT_EQ(requested_blocks, std::vector<std::size_t>{1024});
+    std::vector<blume::digest> keys;
+    for (int i = 0; v.filter.sub_filters() == 1; ++i) {
+      keys.push_back(v.filter.hash("k" + std::to_string(i)));
+      ASSERT_TRUE(rb::cuckoo_insert(v, keys.back()));
+    }
+    EXPECT_EQ(requested_blocks, (std::vector<std::size_t>{1024, 2048}));
+    // The first table filled up, and its last 7 bytes, which no 8-byte load may start at, hold keys.
+    const auto first = v.filter.slot_bytes(0);
+    EXPECT_TRUE(std::any_of(first.end() - 7, first.end(), [](std::byte b) { return b != std::byte{0}; }));
+    for (const auto& d : keys) EXPECT_TRUE(v.filter.contains(d));
+    const rb::cuckoo_value reloaded = [&] {
+      rb::cuckoo_value r = rb::value_from(rb::record_of(v));
+      for (std::size_t j = 0; j < v.filter.sub_filters(); ++j)
+        EXPECT_TRUE(r.filter.write_slot_bytes(j, 0, v.filter.slot_bytes(j)));
+      return r;
+    }();
+    EXPECT_EQ(requested_blocks, (std::vector<std::size_t>{1024, 2048, 1024, 2048}));
+    EXPECT_TRUE(reloaded.filter == v.filter);
+    for (const auto& d : keys) EXPECT_TRUE(reloaded.filter.contains(d));
+    for (const auto& d : keys) EXPECT_TRUE(v.filter.erase(d));
+    EXPECT_EQ(v.filter.inserted(), 0u);
+  }
+  blume::set_storage_allocator({});
 }
 
 TEST(RedisBloomCuckoo, DeletesCompactAGrownFilterAndKeepEveryOtherKey) {

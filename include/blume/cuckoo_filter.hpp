@@ -81,7 +81,7 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   static constexpr std::size_t batch_size = detail::pipeline_batch;
 
   // The planner's model: m = the table's bits (buckets·b·f), k = f, b = cuckoo_default_bucket_size; the
-  // table takes whole cache lines with at least 8 bytes of slack (cuckoo_geometry::table_bytes).
+  // table takes whole cache lines with at least 8 bytes of slack in a file (cuckoo_geometry::table_bytes).
   static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return (bits + 64 + 511) / 512 * 64; }
   static double model_fpr(double n, double m, double k) noexcept {
     return math::cuckoo_fpr(n * k / m, cuckoo_default_bucket_size, k);
@@ -120,7 +120,15 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   }
   template <class Fn>
   void for_each_payload_segment(Fn&& fn) const {
-    for (const table& t : tables_) fn(std::span<const std::byte>(data(t), t.bytes));
+    // A table made in memory has no slack; the file's is zeros.
+    static constexpr std::byte zeros[64] = {};
+    for (const table& t : tables_) {
+      const std::uint64_t file_bytes = geometry_.table_bytes(t.buckets);
+      const std::uint64_t held = std::min(t.bytes, file_bytes);
+      fn(std::span<const std::byte>(data(t), held));
+      for (std::uint64_t rest = file_bytes - held; rest != 0; rest -= std::min<std::uint64_t>(rest, sizeof zeros))
+        fn(std::span<const std::byte>(zeros, std::min<std::uint64_t>(rest, sizeof zeros)));
+    }
   }
   static std::uint64_t payload_size(const filter_parameters& p) {
     const auto [g, count] = geometry_of(p);
@@ -150,7 +158,7 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
     std::uint64_t stored = 0;
     for (std::size_t i = 0; i < f.tables_.size(); ++i) {
       table& t = f.tables_[i];
-      if (!f.slots().padding_is_clear(f.data(t), t.buckets, t.bytes))
+      if (!f.slots(t).padding_is_clear(f.data(t), t.buckets, t.bytes))
         throw format_error("cuckoo sub-filter " + std::to_string(i) + ": padding bits past slot " +
                            std::to_string(t.buckets * g.bucket_size) + " are set");
       t.stored = f.count_nonempty(t);
@@ -232,7 +240,7 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
       const std::uint64_t i1 = primary(d, t.buckets);
       for (const std::uint64_t bucket : {i1, alternate(i1, fp, t)}) {
         if (const std::uint32_t slot = find(t, bucket, fp); slot != npos) {
-          put(data(t), bucket * b() + slot, 0);
+          put(t, bucket * b() + slot, 0);
           --t.stored;
           --stored_;
           return true;
@@ -341,13 +349,12 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   void compact(bool keep_going = true) {
     for (std::size_t j = tables_.size(); j-- > 1;) {
       bool emptied = true;
-      std::byte* base = data(tables_[j]);
       const std::uint64_t slots = tables_[j].buckets * b();
       for (std::uint64_t slot = 0; slot < slots; ++slot) {
-        const std::uint32_t fp = get(base, slot);
+        const std::uint32_t fp = get(tables_[j], slot);
         if (fp == 0) continue;
         if (move_to_older(j, slot / b(), fp)) {
-          put(base, slot, 0);
+          put(tables_[j], slot, 0);
           --tables_[j].stored;
         } else {
           emptied = false;
@@ -424,7 +431,7 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   std::uint64_t next_sub_filter_bytes() const noexcept {
     if (geometry_.expansion == 0 || tables_.size() >= geometry_.max_filters) return 0;
     const std::uint64_t n = geometry_.buckets_of(static_cast<std::uint32_t>(tables_.size()));
-    return n == 0 ? 0 : geometry_.table_bytes(n);
+    return n == 0 ? 0 : made_table_bytes(geometry_, n);
   }
 
   // ---- raw slots, for codecs of other formats (RedisBloom's SCANDUMP/LOADCHUNK and RDB) ---------------
@@ -436,18 +443,22 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
     if (count == 0 || count > g.max_filters)
       throw invalid_argument("cuckoo filter: " + std::to_string(count) + " sub-filters is outside [1, " +
                              std::to_string(g.max_filters) + "]");
-    // Sizes first, then one allocation: growing table by table reallocated the table lists once per
+    // Sizes first, then the table lists sized once: growing table by table reallocated them once per
     // sub-filter (quadratic: 65,536 sub-filters took most of a minute).
     std::vector<std::uint64_t> sizes(count);
-    std::uint64_t total = 0;
     for (std::uint32_t i = 0; i < count; ++i) {
       if (i > 0 && (g.expansion == 0 || sizes[i - 1] > g.max_buckets() / g.expansion))
         throw invalid_argument("cuckoo filter: " + std::to_string(count) + " sub-filters with expansion " +
                                std::to_string(g.expansion) + " are impossible");
       sizes[i] = i == 0 ? g.buckets : sizes[i - 1] * g.expansion;
-      total += g.table_bytes(sizes[i]);  // at most 65,536 tables of at most 2^37 bytes: no overflow
     }
-    return cuckoo_filter(g, Hasher(seed), byte_storage::allocate(total), sizes);
+    // A block per table, as growth makes them: an allocator rounds each block up to a size class, and a
+    // table of 2^k bytes is a class of its own while a sum of several (32 + 128 + 512 KiB) is not, so a
+    // reloaded filter would take another amount of memory than the same filter grown.
+    std::vector<byte_storage> storages;
+    storages.reserve(count);
+    for (const std::uint64_t n : sizes) storages.push_back(byte_storage::allocate(made_table_bytes(g, n)));
+    return cuckoo_filter(g, Hasher(seed), std::move(storages), sizes);
   }
   /// Sub-filter j's slots as bytes: ⌈slots·f / 8⌉ of them, slot s at bits s·f … s·f + f − 1 (for 8-bit
   /// fingerprints, byte s: RedisBloom's layout).
@@ -468,12 +479,12 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
     const std::uint64_t first = offset * 8 / f;
     const std::uint64_t last = std::min<std::uint64_t>(((offset + bytes.size()) * 8 + f - 1) / f, t.buckets * b());
     std::uint64_t before = 0, after = 0;
-    for (std::uint64_t s = first; s < last; ++s) before += get(base, s) != 0;
+    for (std::uint64_t s = first; s < last; ++s) before += get(t, s) != 0;
     std::memcpy(base + offset, bytes.data(), bytes.size());
     const std::uint64_t used_bits = t.buckets * b() * f;
     if (used_bits % 8 != 0 && offset + bytes.size() == size)  // bits past the last slot stay zero
       base[size - 1] &= static_cast<std::byte>((1u << (used_bits % 8)) - 1);
-    for (std::uint64_t s = first; s < last; ++s) after += get(base, s) != 0;
+    for (std::uint64_t s = first; s < last; ++s) after += get(t, s) != 0;
     t.stored = t.stored - before + after;
     stored_ = stored_ - before + after;
     return true;
@@ -487,13 +498,13 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   }
   /// The fingerprint stored in slot `slot` of bucket `bucket` of sub-filter `sub_filter` (0 = empty).
   std::uint32_t slot_value(std::size_t sub_filter, std::uint64_t bucket, std::uint32_t slot) const noexcept {
-    return get(data(tables_[sub_filter]), bucket * b() + slot);
+    return get(tables_[sub_filter], bucket * b() + slot);
   }
 
   friend bool operator==(const cuckoo_filter& a, const cuckoo_filter& c) noexcept {
     if (a.geometry_ != c.geometry_ || a.seed() != c.seed() || a.tables_.size() != c.tables_.size()) return false;
     for (std::size_t i = 0; i < a.tables_.size(); ++i)
-      if (std::memcmp(a.data(a.tables_[i]), c.data(c.tables_[i]), a.tables_[i].bytes) != 0) return false;
+      if (std::memcmp(a.data(a.tables_[i]), c.data(c.tables_[i]), a.slot_bytes(i).size()) != 0) return false;
     return true;
   }
 
@@ -507,18 +518,14 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   using lookup_path = detail::cuckoo_lookup_path<Hashing, Bucket>;
   static constexpr std::uint32_t npos = detail::cuckoo_slots::npos;
 
-  /// A filter over a payload holding tables of the given bucket counts back to back.
-  cuckoo_filter(const cuckoo_geometry& g, const Hasher& hasher, byte_storage payload,
+  /// A filter over tables of the given bucket counts, table i in storages[i].
+  cuckoo_filter(const cuckoo_geometry& g, const Hasher& hasher, std::vector<byte_storage> storages,
                 const std::vector<std::uint64_t>& sizes)
-      : geometry_(g), hasher_(hasher) {
+      : geometry_(g), hasher_(hasher), storages_(std::move(storages)) {
     prepare_constants();
-    storages_.push_back(std::move(payload));
     tables_.reserve(sizes.size());
-    std::size_t offset = 0;
-    for (std::size_t i = 0; i < sizes.size(); ++i) {
-      tables_.push_back(table{0, offset, sizes[i], g.table_bytes(sizes[i]), 0, static_cast<std::uint32_t>(i)});
-      offset += g.table_bytes(sizes[i]);
-    }
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+      tables_.push_back(table{i, 0, sizes[i], made_table_bytes(g, sizes[i]), 0, static_cast<std::uint32_t>(i)});
     note_table_count();
   }
 
@@ -577,7 +584,7 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   const std::byte* data(const table& t) const noexcept { return storages_[t.storage].data() + t.offset; }
 
   void add_table(std::uint64_t buckets) {
-    const std::uint64_t bytes = geometry_.table_bytes(buckets);
+    const std::uint64_t bytes = made_table_bytes(geometry_, buckets);
     storages_.push_back(byte_storage::allocate(bytes));
     tables_.push_back(table{storages_.size() - 1, 0, buckets, bytes, 0, static_cast<std::uint32_t>(tables_.size())});
     note_table_count();
@@ -633,7 +640,8 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   /// Whether `bucket` holds `fp`: the one-load test (detail/cuckoo_table.hpp) when the geometry allows it.
   bool holds(const table& t, std::uint64_t bucket, std::uint32_t fp) const noexcept {
     if (!swar_) return find(t, bucket, fp) != npos;
-    return detail::cuckoo_bucket_holds(runtime_test(), data(t) + bucket * bucket_bytes_, lane_lows_ * fp);
+    return detail::cuckoo_bucket_holds<Hashing::exact_tables>(runtime_test(), data(t) + bucket * bucket_bytes_,
+                                                              last_load(t), lane_lows_ * fp);
   }
   // Lookups in a filter that has not grown (one table) with the one-load bucket test, the common case,
   // take a shorter path: a lookup_path value. For the default bucket of 4 slots with 8-, 12- or 16-bit
@@ -645,12 +653,13 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   template <class Fn>
   decltype(auto) with_short_path(Fn&& fn) const {
     const std::byte* base = storages_.front().data();  // table 0 always starts storage 0
+    const std::byte* last = last_load(tables_.front());
     const std::uint64_t n = geometry_.buckets;
     switch (short_path_) {
-      case short_path::fixed_8x4: return fn(lookup_path<fixed_bucket<8, 4>>{base, n, {}});
-      case short_path::fixed_12x4: return fn(lookup_path<fixed_bucket<12, 4>>{base, n, {}});
-      case short_path::fixed_16x4: return fn(lookup_path<fixed_bucket<16, 4>>{base, n, {}});
-      default: return fn(lookup_path<runtime_bucket>{base, n, runtime_test()});
+      case short_path::fixed_8x4: return fn(lookup_path<fixed_bucket<8, 4>>{base, n, {}, last});
+      case short_path::fixed_12x4: return fn(lookup_path<fixed_bucket<12, 4>>{base, n, {}, last});
+      case short_path::fixed_16x4: return fn(lookup_path<fixed_bucket<16, 4>>{base, n, {}, last});
+      default: return fn(lookup_path<runtime_bucket>{base, n, runtime_test(), last});
     }
   }
   runtime_bucket runtime_test() const noexcept {
@@ -676,17 +685,23 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   }
 
   // Slots in this filter's geometry: on bytes (get, put), and on a sub-filter's table, whose bytes are in storages_.
-  detail::cuckoo_slots slots() const noexcept { return {geometry_.fingerprint_bits, geometry_.bucket_size}; }
-  std::uint32_t get(const std::byte* base, std::uint64_t slot) const noexcept { return slots().get(base, slot); }
-  void put(std::byte* base, std::uint64_t slot, std::uint32_t value) const noexcept { slots().put(base, slot, value); }
+  detail::cuckoo_slots slots(const table& t) const noexcept {
+    return {geometry_.fingerprint_bits, geometry_.bucket_size, t.bytes - 8};
+  }
+  const std::byte* last_load(const table& t) const noexcept { return data(t) + (t.bytes - 8); }
+  static std::uint64_t made_table_bytes(const cuckoo_geometry& g, std::uint64_t n) noexcept {
+    return Hashing::exact_tables ? g.memory_bytes(n) : g.table_bytes(n);
+  }
+  std::uint32_t get(const table& t, std::uint64_t slot) const noexcept { return slots(t).get(data(t), slot); }
+  void put(table& t, std::uint64_t slot, std::uint32_t value) noexcept { slots(t).put(data(t), slot, value); }
   std::uint32_t find(const table& t, std::uint64_t bucket, std::uint32_t fp) const noexcept {
-    return slots().find(data(t), bucket, fp);
+    return slots(t).find(data(t), bucket, fp);
   }
   std::uint64_t count_in(const table& t, std::uint64_t bucket, std::uint32_t fp) const noexcept {
-    return slots().count_in(data(t), bucket, fp);
+    return slots(t).count_in(data(t), bucket, fp);
   }
-  bool place(table& t, std::uint64_t bucket, std::uint32_t fp) noexcept { return slots().place(data(t), bucket, fp); }
-  std::uint64_t count_nonempty(const table& t) const noexcept { return slots().count_nonempty(data(t), t.buckets); }
+  bool place(table& t, std::uint64_t bucket, std::uint32_t fp) noexcept { return slots(t).place(data(t), bucket, fp); }
+  std::uint64_t count_nonempty(const table& t) const noexcept { return slots(t).count_nonempty(data(t), t.buckets); }
   double load_of(const table& t) const noexcept {
     return static_cast<double>(t.stored) / static_cast<double>(t.buckets * b());
   }
@@ -703,7 +718,6 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   bool relocate(table& t, const digest& d, std::uint32_t fp) noexcept {
     const std::uint32_t kicks = geometry_.max_kicks;
     if (kicks == 0) return false;
-    std::byte* base = data(t);
     const std::uint64_t n = t.buckets;
     const std::uint64_t walk = Hashing::walk(d);
     std::uint64_t bucket = primary(d, n);
@@ -711,8 +725,8 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
     std::uint32_t carried = fp;
     for (std::uint32_t k = 0; k < kicks; ++k) {
       const std::uint64_t slot = bucket * b() + victim(walk, k);
-      const std::uint32_t evicted = get(base, slot);
-      put(base, slot, carried);
+      const std::uint32_t evicted = get(t, slot);
+      put(t, slot, carried);
       carried = evicted;
       bucket = alternate(bucket, carried, t);
       if (place(t, bucket, carried)) return true;
@@ -720,8 +734,8 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
     for (std::uint32_t k = kicks; k-- > 0;) {
       bucket = alternate(bucket, carried, t);
       const std::uint64_t slot = bucket * b() + victim(walk, k);
-      const std::uint32_t resident = get(base, slot);
-      put(base, slot, carried);
+      const std::uint32_t resident = get(t, slot);
+      put(t, slot, carried);
       carried = resident;
     }
     return false;

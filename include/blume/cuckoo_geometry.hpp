@@ -103,6 +103,13 @@ struct cuckoo_geometry {
     const std::uint64_t slot_bits = n * bucket_size * fingerprint_bits;
     return (slot_bits + 64 + 511) / 512 * 64;
   }
+  /// Bytes of a table made in memory by a policy with exact_tables: the packed slots rounded up to 64
+  /// bytes, without table_bytes' slack (its slot and bucket loads stay within the table), so a table of
+  /// 2^k bytes of slots is a block of 2^k. At least 64, so there are 8 bytes to load.
+  std::uint64_t memory_bytes(std::uint64_t n) const noexcept {
+    const std::uint64_t slot_bits = n * bucket_size * fingerprint_bits;
+    return slot_bits == 0 ? 64 : (slot_bits + 511) / 512 * 64;
+  }
 
   /// Buckets of sub-filter i (buckets·expansion^i), or 0 if that exceeds max_buckets(). Constant time for
   /// expansion 0 or 1, and at most 40 steps otherwise (n at least doubles up to 2^40): a file may hold
@@ -137,6 +144,7 @@ template <class H>
 concept cuckoo_hashing_policy =
     requires(const digest& d, const cuckoo_geometry& g, std::uint64_t x, std::uint32_t level, std::uint32_t k) {
       typename std::bool_constant<H::counts_coinciding_buckets_twice>;
+      typename std::bool_constant<H::exact_tables>;
       H::validate(g);
       { H::fingerprint(d, x) } noexcept -> std::same_as<std::uint64_t>;
       { H::primary(d, x) } noexcept -> std::same_as<std::uint64_t>;
@@ -154,6 +162,8 @@ concept cuckoo_hashing_policy =
 struct cuckoo_hashing {
   /// count() of a key whose two buckets coincide: count that bucket once (blume) or twice (RedisBloom).
   static constexpr bool counts_coinciding_buckets_twice = false;
+  /// Tables made in memory keep table_bytes' slack, so bucket tests need not stay within a table.
+  static constexpr bool exact_tables = false;
 
   /// Constraints on the geometry beyond cuckoo_geometry::validate() (none here).
   static void validate(const cuckoo_geometry&) {}

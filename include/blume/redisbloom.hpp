@@ -239,6 +239,10 @@ static_assert(hasher<murmur64a_hasher>);
 /// cuckoo_filter's hashing policy for RedisBloom's CF filters (see the top of this file).
 struct redisbloom_cuckoo_hashing {
   static constexpr bool counts_coinciding_buckets_twice = true;
+  // Tables of exactly their slots, as RedisBloom's: a server's allocator rounds a block up to a size
+  // class, and 2^k bytes plus slack would be 1.25·2^k, which CF.INFO's Size and MEMORY USAGE (RedisBloom's
+  // numbers) would not show. Bucket tests then bound their loads at a table's end.
+  static constexpr bool exact_tables = true;
   static constexpr std::uint64_t alternate_multiplier = 0x5bd1e995;
 
   static void validate(const cuckoo_geometry& g) {

@@ -4,8 +4,11 @@
 //
 // Fingerprints are packed tightly: slot s of a table occupies bits [s·f, s·f + f) of the table read as a
 // little-endian bit string, so 12-bit fingerprints take 12 bits, and bucket i is slots [i·b, i·b + b). A
-// slot is read with one unaligned 64-bit load at byte ⌊s·f/8⌋; every table ends with at least 8 zero
-// bytes of slack for that load (cuckoo_geometry::table_bytes).
+// slot is read with one unaligned 64-bit load at byte ⌊s·f/8⌋, moved back to the table's last 8 bytes
+// near its end. A file's table ends with at least 8 zero bytes of slack (cuckoo_geometry::table_bytes),
+// and so does a table made in memory unless the hashing policy asks for exact_tables (RedisBloom's: a
+// table of 2^k bytes must be a block of 2^k, not 2^k + 64, which an allocator rounds up to its next size
+// class, 1.25·2^k; cuckoo_geometry::memory_bytes).
 #pragma once
 
 #include <cstddef>
@@ -18,7 +21,7 @@
 namespace blume::detail {
 
 /// One sub-filter: `bytes` bytes at `offset` in the filter's storage number `storage` (tables reassembled
-/// from one payload share it; a grown table has its own). An index, not a pointer, so a copy of the
+/// from one payload share it, with the file's padding; a made or grown table has its own, without). An index, not a pointer, so a copy of the
 /// filter, which copies the storages, needs no fixing up.
 struct cuckoo_table {
   std::size_t storage = 0;
@@ -34,25 +37,36 @@ struct cuckoo_table {
 struct cuckoo_slots {
   std::uint32_t fingerprint_bits;
   std::uint32_t bucket_size;
+  std::uint64_t last_load;  // the table's bytes − 8: the last byte an 8-byte access may start at
 
   static constexpr std::uint32_t npos = std::numeric_limits<std::uint32_t>::max();
 
-  // One unaligned little-endian load at byte ⌊s·f/8⌋ holds slot s (f ≤ 16, shift ≤ 7), and the table's
-  // slack makes that load safe for the last slot.
-  std::uint32_t get(const std::byte* base, std::uint64_t slot) const noexcept {
+  // One unaligned little-endian load holds slot s (f ≤ 16): at byte ⌊s·f/8⌋ with a shift ≤ 7, or for the
+  // last slots at last_load with a shift ≤ 63, which still reaches past the slot's last bit.
+  struct access {
+    std::uint64_t at;
+    unsigned shift;
+  };
+  access locate(std::uint64_t slot) const noexcept {
     const std::uint64_t bit = slot * fingerprint_bits;
+    const std::uint64_t at = bit / 8;
+    if (at <= last_load) [[likely]]
+      return {at, static_cast<unsigned>(bit % 8)};
+    return {last_load, static_cast<unsigned>(bit % 8 + (at - last_load) * 8)};
+  }
+  std::uint32_t get(const std::byte* base, std::uint64_t slot) const noexcept {
+    const access a = locate(slot);
     std::uint64_t w;
-    std::memcpy(&w, base + bit / 8, sizeof w);
-    return static_cast<std::uint32_t>((w >> (bit % 8)) & ((std::uint64_t{1} << fingerprint_bits) - 1));
+    std::memcpy(&w, base + a.at, sizeof w);
+    return static_cast<std::uint32_t>((w >> a.shift) & ((std::uint64_t{1} << fingerprint_bits) - 1));
   }
   void put(std::byte* base, std::uint64_t slot, std::uint32_t value) const noexcept {
-    const std::uint64_t bit = slot * fingerprint_bits;
-    const unsigned shift = static_cast<unsigned>(bit % 8);
-    const std::uint64_t mask = ((std::uint64_t{1} << fingerprint_bits) - 1) << shift;
+    const access a = locate(slot);
+    const std::uint64_t mask = ((std::uint64_t{1} << fingerprint_bits) - 1) << a.shift;
     std::uint64_t w;
-    std::memcpy(&w, base + bit / 8, sizeof w);
-    w = (w & ~mask) | (std::uint64_t{value} << shift);
-    std::memcpy(base + bit / 8, &w, sizeof w);
+    std::memcpy(&w, base + a.at, sizeof w);
+    w = (w & ~mask) | (std::uint64_t{value} << a.shift);
+    std::memcpy(base + a.at, &w, sizeof w);
   }
 
   /// The first slot of `bucket` holding `fp` (0 finds an empty slot), or npos.
@@ -124,12 +138,21 @@ struct cuckoo_fixed_bucket {
 
 /// Whether the bucket at `at` has a lane equal to `pattern`'s: XOR, then the classic "some lane is
 /// zero" test (x − lows) & ~x & highs, exact as a yes/no answer. The load also reads bits past the
-/// bucket (the next bucket's, or slack), but highs marks the bucket's lanes only, and a subtraction's
-/// low bits do not depend on its high bits, so they cannot change the answer.
-template <class Bucket>
-bool cuckoo_bucket_holds(const Bucket& bucket, const std::byte* at, std::uint64_t pattern) noexcept {
+/// bucket (the next bucket's), but highs marks the bucket's lanes only, and a subtraction's low bits do
+/// not depend on its high bits, so they cannot change the answer. In a table without slack (Bounded), a
+/// bucket in the last 7 bytes is loaded from `last` (the table's last 8 bytes) and shifted down, zeros
+/// filling the bits above it.
+template <bool Bounded, class Bucket>
+bool cuckoo_bucket_holds(const Bucket& bucket, const std::byte* at, [[maybe_unused]] const std::byte* last,
+                         std::uint64_t pattern) noexcept {
   std::uint64_t w;
-  std::memcpy(&w, at, sizeof w);
+  if constexpr (Bounded) {
+    const std::byte* from = at <= last ? at : last;
+    std::memcpy(&w, from, sizeof w);
+    w >>= static_cast<unsigned>(at - from) * 8;
+  } else {
+    std::memcpy(&w, at, sizeof w);
+  }
   const std::uint64_t x = w ^ pattern;
   return ((x - bucket.lane_lows) & ~x & bucket.lane_highs) != 0;
 }
@@ -145,11 +168,12 @@ struct cuckoo_probe {
 /// Lookups in one table with the one-load bucket test. A value holding its constants, so the batched
 /// loops keep them in registers (stores into the probe buffers could otherwise alias the filter's
 /// members). Only the first sub-filter's buckets: alternate_first() is the alternate there.
-template <class Hashing, class Bucket>
+template <class Hashing, class Bucket, bool Bounded = Hashing::exact_tables>
 struct cuckoo_lookup_path {
   const std::byte* base;
   std::uint64_t buckets;
   Bucket bucket;
+  const std::byte* last;  // the table's last 8 bytes (used when Bounded)
 
   cuckoo_probe probe_of(const digest& d) const noexcept {
     const std::uint64_t fp = Hashing::fingerprint(d, bucket.fingerprint_bits);
@@ -159,7 +183,8 @@ struct cuckoo_lookup_path {
   }
   bool hits(const cuckoo_probe& p) const noexcept {
     // Both tests always run (| not ||): a negative lookup needs both, and no branch sits between the loads.
-    return cuckoo_bucket_holds(bucket, p.first, p.pattern) | cuckoo_bucket_holds(bucket, p.second, p.pattern);
+    return cuckoo_bucket_holds<Bounded>(bucket, p.first, last, p.pattern) |
+           cuckoo_bucket_holds<Bounded>(bucket, p.second, last, p.pattern);
   }
 };
 
