@@ -31,8 +31,13 @@ void with_itself(F& f) {
     }
     const F copy = f;
     if constexpr (can_absorb<F>) {
-      f.absorb(copy, 1);
-      f.absorb(copy, 0xffffffffu);  // beyond the last level: nothing to take in
+      if (f.depth() > 1) f.absorb(copy, 1);
+      // Beyond the last level nothing would be taken in: refused, and the filter left as it was.
+      try {
+        f.absorb(copy, f.depth());
+        blume_fuzz::fail(F::kind, "absorbing a neighbour past the last level was not refused");
+      } catch (const blume::invalid_argument&) {
+      }
     }
     if constexpr (can_merge<F>) f.merge(copy);
     if constexpr (can_intersect<F>) f.intersect(copy);
@@ -45,13 +50,8 @@ void with_itself(F& f) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  std::optional<any_filter> filter = blume_fuzz::load_family(data, size, family);
-  if (!filter) return 0;
-  std::visit(
-      [](auto& f) {
-        blume_fuzz::exercise(f);
-        with_itself(f);
-      },
-      *filter);
-  return 0;
+  return blume_fuzz::fuzz_family(data, size, family, [](auto& f) {
+    blume_fuzz::exercise(f);
+    with_itself(f);
+  });
 }

@@ -134,4 +134,13 @@ inline std::optional<blume::any_filter> load_family(const std::uint8_t* data, st
   }
 }
 
+/// What every family harness does with an input: load it as one of `family`'s kinds (load_family) and hand
+/// the filter, typed, to `check`.
+template <class Check>
+int fuzz_family(const std::uint8_t* data, std::size_t size, std::span<const blume::filter_kind> family, Check&& check) {
+  std::optional<blume::any_filter> filter = load_family(data, size, family);
+  if (filter) std::visit(check, *filter);
+  return 0;
+}
+
 }  // namespace blume_fuzz

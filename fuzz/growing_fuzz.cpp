@@ -95,14 +95,9 @@ void grow(F& f) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  std::optional<any_filter> filter = blume_fuzz::load_family(data, size, family);
-  if (!filter) return 0;
   // Not exercise(): its inserts are not held to the budget. The generic file fuzzer exercises these kinds.
-  std::visit(
-      [](auto& f) {
-        grow(f);
-        blume_fuzz::round_trip(f);
-      },
-      *filter);
-  return 0;
+  return blume_fuzz::fuzz_family(data, size, family, [](auto& f) {
+    grow(f);
+    blume_fuzz::round_trip(f);
+  });
 }

@@ -31,16 +31,11 @@ void decode(iblt& f) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  std::optional<any_filter> filter = blume_fuzz::load_family(data, size, family);
-  if (!filter) return 0;
-  std::visit(
-      [](auto& f) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(f)>, iblt>) {
-          decode(f);
-          blume_fuzz::exercise(f);
-          decode(f);
-        }
-      },
-      *filter);
-  return 0;
+  return blume_fuzz::fuzz_family(data, size, family, [](auto& f) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(f)>, iblt>) {
+      decode(f);
+      blume_fuzz::exercise(f);
+      decode(f);
+    }
+  });
 }

@@ -35,13 +35,8 @@ void self_merge(F& f) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  std::optional<any_filter> filter = blume_fuzz::load_family(data, size, family);
-  if (!filter) return 0;
-  std::visit(
-      [](auto& f) {
-        blume_fuzz::exercise(f);
-        self_merge(f);
-      },
-      *filter);
-  return 0;
+  return blume_fuzz::fuzz_family(data, size, family, [](auto& f) {
+    blume_fuzz::exercise(f);
+    self_merge(f);
+  });
 }
