@@ -105,7 +105,9 @@ class UsedMemoryMatchesSize(ModuleTestCase):
         grew, size, payload = self.measure(family, capacity)
         usage = int(self.cmd("MEMORY", "USAGE", "k", "SAMPLES", "0"))
         with self.subTest(family=family, target=target, size=size, payload=payload, grew=grew):
-            self.assertGreaterEqual(grew, payload)
+            # The filter's bytes are counted, less what the server freed meanwhile (client buffers: 2 KiB
+            # were seen under ASan), which is why the lower bound has the same slack as the upper.
+            self.assertGreaterEqual(grew, payload - SLACK)
             self.assertLessEqual(grew, size_class(payload) + SLACK)
             if payload == size_class(payload):
                 self.assertLessEqual(grew, size + size // 100 + SLACK)
