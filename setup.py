@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Builds blume's Python extension with the project's own CMake build (one set of flags for every way it is
 built), for the interpreter running pip."""
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The benchmark pins itself to one CPU so that lookups are timed without migrations; a static filter's
 // construction is the exception. It runs its passes on two threads by design, and a thread created
 // while the process is pinned inherits the one CPU, which would time the two threads taking turns.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The contestants: blume's kinds through one template (kind_contestant), each baseline in its own struct,
 // all with the same small interface so one measuring routine serves them all (and the compiler inlines
 // every per-key call):

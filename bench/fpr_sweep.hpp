@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The FPR sweep behind docs/plots/fpr.svg: every benchmarked kind built for n keys at a range of target
 // rates, its measured false-positive rate against its bits per key, beside the curve its planner predicts
 // (plan_for at a finer range of rates). A kind whose points leave its curve has a model that is wrong.
@@ -105,7 +106,8 @@ inline bool fpr_sweep(const std::filesystem::path& dir, std::uint64_t n, std::ui
   const std::size_t columns = 5, rows = (all.size() + columns - 1) / columns;
   {
     std::ofstream gp(dir / "fpr.gp");
-    gp << "# Drawn by blume_bench --fpr-plot from fpr.dat: one panel per kind, measured points on the model's curve.\n"
+    gp << "# SPDX-License-Identifier: Apache-2.0\n"
+       << "# Drawn by blume_bench --fpr-plot from fpr.dat: one panel per kind, measured points on the model's curve.\n"
        << "set terminal svg size " << 300 * columns << "," << 260 * rows << " font 'sans,10' background '#ffffff'\n"
        << "set output 'fpr.svg'\n"
        << "set multiplot layout " << rows << "," << columns << " title 'False-positive rate against bits per key, " << n

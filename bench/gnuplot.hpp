@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The benchmark's pictures: a gnuplot script and its data are always written, so a machine without gnuplot
 // still leaves what it takes to draw them elsewhere.
 #pragma once

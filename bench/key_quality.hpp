@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The integer-key quality run (blume_bench --quality): every kind filled with n integer keys of one
 // pattern and probed with the next keys of the same pattern, its measured false-positive rate held to the
 // rate the filter predicts. Structured keys are where a cheap integer hash shows its flaws: sequential keys

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Benchmark keys, generated deterministically from their index so every run and every contestant sees the
 // same keys: present keys are indices [0, n), absent keys are indices [n, n + probes), distinct by
 // construction. Keys are generated into memory before anything is timed.

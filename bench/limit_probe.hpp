@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory limit a filter's lookups run into: a bare loop over an array of the filter's size that loads
 // one random 32-byte block per key, one at a time and in prefetched batches, with no hashing and no bit
 // tests. A kind's lookup time divided by it says how far the kind is from what the machine allows, with no

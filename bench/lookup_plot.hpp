@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lookup plot behind docs/plots/lookup.svg: every kind's absent-key lookup time against n, one by one
 // and batched, with the limit probe (random 32-byte loads over split-block's bytes) as the floor the
 // machine sets. Drawn from a timed run over several key counts (--items 1M,10M,100M).
@@ -61,7 +62,8 @@ inline bool lookup_plot(const std::filesystem::path& dir, const std::vector<conf
   }
   dat.close();
   std::ofstream gp(dir / "lookup.gp");
-  gp << "# Drawn by blume_bench from lookup.dat (a timed run over several key counts).\n"
+  gp << "# SPDX-License-Identifier: Apache-2.0\n"
+     << "# Drawn by blume_bench from lookup.dat (a timed run over several key counts).\n"
      << "set terminal svg size 1400," << 420 * key_types.size() << " font 'sans,10' background '#ffffff'\n"
      << "set output 'lookup.svg'\n"
      << "set multiplot layout " << key_types.size() << ",2 title 'Absent-key lookups, ns per key, against n; "

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // blume_bench: blume's filters against std::unordered_set, absl::flat_hash_set and libbloom, in one run.
 // Prints the tables and the targets evaluation, and writes them to docs/benchmarks.md.
 // Run `blume_bench --help` for the options; docs/benchmarks.md says why it measures as it does.

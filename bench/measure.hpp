@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One repetition of one contestant on one workload: build it (timed), look up present and absent keys one
 // call at a time and, where the library has a bulk path, in batches (timed), check the answers, free it.
 #pragma once

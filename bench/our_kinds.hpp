@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // blume's own contestants, read off the one list of kinds (blume/kinds.hpp): every kind built from one key
 // set, or taking keys with values one at a time, is a contestant under its own name (F::name, what --kinds
 // takes), and what the benchmark does with it follows from what the kind declares and offers (kind.hpp),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // blume_reconcile_bench: set reconciliation at n keys per side (10M by default) for several differences d:
 // the bytes exchanged (B's sketch, then A's table) against shipping A's keys or a Bloom filter of them at
 // 1%, the time of each step, and the decode success rate over many trials at the planned cells and at the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Turning results into something a person reads: aligned text tables for the terminal, the same tables in
 // Markdown for docs/benchmarks.md, the environment (machine, compiler, date), and the targets evaluation.
 #pragma once

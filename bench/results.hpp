@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a benchmark run produces: per-repetition samples, and per-contestant summaries (min/median/max).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the verbs share about filters: the capabilities the tool keys on the kind, inserting batches of
 // keys, locking and writing an output file, and refusing a filter filled past its design.
 #pragma once
@@ -22,19 +23,6 @@ class App;
 }
 
 namespace blume::cli {
-
-// ---- kinds ------------------------------------------------------------------------------------------
-// The tool keys nothing on a kind's name: it asks the capabilities the kind's members give it (kind.hpp).
-
-/// The names of the kinds for which pred(std::type_identity<F>{}) holds, comma-separated, for messages.
-template <class Pred>
-std::string kind_names_where(Pred pred) {
-  std::string names;
-  for_each_kind([&](auto type) {
-    if (pred(type)) names += (names.empty() ? "" : ", ") + std::string(decltype(type)::type::name);
-  });
-  return names;
-}
 
 // ---- inserting --------------------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
 // The blume command-line tool. A thin surface: it parses arguments, calls the library and prints.
 // Every failure is one line on stderr ("blume: ...") and exit status 2; query --quiet answers with 0 / 1.
-// Each verb is a file in verbs/ whose register_<verb> adds its subcommand, options and callback; the table
-// below lists them in the order --help shows them.
+// Each verb is a file in verbs/ whose register_<verb> adds its subcommand, options and callback;
+// cli/CMakeLists.txt lists them, in the order --help shows them.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -20,33 +21,6 @@
 #include "blume/format.hpp"
 #include "blume/storage.hpp"
 #include "shared.hpp"
-
-namespace blume::cli {
-
-register_verb register_plan, register_build, register_query, register_add, register_erase, register_info,
-    register_merge, register_intersect, register_absorb, register_estimate, register_sketch, register_diff_sketch,
-    register_reconcile, register_redis, register_bench, register_demo;
-
-constexpr register_verb* verbs[] = {
-    register_plan,         // verbs/plan.cpp
-    register_build,        // verbs/build.cpp
-    register_query,        // verbs/query.cpp
-    register_add,          // verbs/update.cpp
-    register_erase,        // verbs/update.cpp
-    register_info,         // verbs/info.cpp
-    register_merge,        // verbs/combine.cpp
-    register_intersect,    // verbs/combine.cpp
-    register_absorb,       // verbs/absorb.cpp
-    register_estimate,     // verbs/estimate.cpp
-    register_sketch,       // verbs/reconcile.cpp
-    register_diff_sketch,  // verbs/reconcile.cpp
-    register_reconcile,    // verbs/reconcile.cpp
-    register_redis,        // verbs/redis.cpp
-    register_bench,        // verbs/bench.cpp
-    register_demo,         // verbs/demo.cpp
-};
-
-}  // namespace blume::cli
 
 namespace {
 
@@ -111,7 +85,7 @@ int main(int argc, char** argv) {
       "'absent' for keys not seen recently. Exit status: 0 success (query: every key may be present), "
       "1 query: a key is absent (erase: a key was not found), 2 error (one line on stderr, 'blume: ...').");
   int status = 0;
-  for (blume::cli::register_verb* add_verb : blume::cli::verbs) add_verb(app, status);
+  for (blume::cli::register_verb* add_verb : blume::cli::verbs()) add_verb(app, status);
 
   try {
     app.parse(argc, argv);  // runs the chosen verb's callback once the whole command line has parsed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A progress line on standard error, for long builds at a terminal: keys so far, keys per second and,
 // when the input's size is known, the share done and the time left. Silent when not enabled (the tool
 // enables it only when standard error is a terminal, so pipes and logs stay clean).

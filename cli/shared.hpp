@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the verbs share: the registration every verb provides, option values (--kind, --format), number and
 // JSON text, buffered standard output, and batches of keys from the command line or standard input.
-// Each verb lives in verbs/<name>.cpp; main.cpp lists them.
+// Each verb lives in verbs/<name>.cpp; cli/CMakeLists.txt lists them.
 #pragma once
 
 #include <cstdint>
@@ -13,10 +14,7 @@
 #include "blume/kinds.hpp"
 #include "key_input.hpp"
 #include "number_text.hpp"
-
-namespace CLI {
-class App;
-}
+#include "verb.hpp"
 
 namespace blume::cli {
 
@@ -25,11 +23,18 @@ using surface::key_format;
 using surface::key_source;
 using surface::line_key;
 
-/// A verb's registration: adds its subcommand to `app`, with its options (bound to an options struct the
-/// verb owns) and a callback. CLI11 runs the callback once the whole command line has parsed; it leaves
-/// the exit status in `status` and throws blume::error on failure, which main reports (one line on
-/// stderr, exit status 2).
-using register_verb = void(CLI::App& app, int& status);
+// ---- kinds ------------------------------------------------------------------------------------------
+// The tool keys nothing on a kind's name: it asks the capabilities the kind's members give it (kind.hpp).
+
+/// The names of the kinds for which pred(std::type_identity<F>{}) holds, comma-separated, for messages.
+template <class Pred>
+std::string kind_names_where(Pred pred) {
+  std::string names;
+  for_each_kind([&](auto type) {
+    if (pred(type)) names += (names.empty() ? "" : ", ") + std::string(decltype(type)::type::name);
+  });
+  return names;
+}
 
 // ---- option values ----------------------------------------------------------------------------------
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsing the CLI's human units: counts with suffixes (10M, 1.5k, 1e6) and rates (1%, 0.01).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a filter is, field by field, for the surfaces that describe one (`blume info`, the Python
 // bindings' info()): kind, parameters, design, each kind's own fill and rates, size. One list, so the tool's
 // JSON and a Python dict have the same keys and values.

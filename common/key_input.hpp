@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keys from files, for the surfaces (the blume tool, the Python bindings): newline- or NUL-delimited, from
 // a file (mapped, so no copy) or from standard input (read in large blocks). Callers get whole blocks of
 // complete keys as string_views, ready to be split between threads. One reader, so a key file means the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Numbers written for people and for JSON, shared by the surfaces' reports (the tool, the Python bindings)
 // and the benchmark's (not part of the library).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Synthetic keys generated from their index, shared by the benchmark and the tool's `bench` and `demo`
 // verbs (not part of the library): 64-bit integers and e-mail-like strings, distinct by construction.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Service discovery with attenuated Bloom filters (Rhea & Kubiatowicz 2002): each node keeps D filters,
 // level 0 for the services it offers and level i for those offered i hops away, learnt from its
 // neighbours. A query walks towards the neighbour that knows the service at the smallest level.

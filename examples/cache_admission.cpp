@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cache admission with a doorkeeper: an LRU cache admits an object only on its second miss within a
 // window, so "one-hit wonders" (objects requested once, the bulk of a heavy-tailed trace) never cost a
 // cache write nor evict something useful (Maggs & Sitaraman 2015; TinyLFU's doorkeeper, Einziger et al. 2017).

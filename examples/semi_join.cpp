@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Bloom semi-join between two SQLite databases (Bloomjoin: Mackert & Lohman 1986). Site A holds
 // customers, site B their orders; A wants the orders of its Icelandic customers. Instead of sending B the
 // list of those customers' ids, A sends a filter of them; B keeps the orders whose customer the filter may

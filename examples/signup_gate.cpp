@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Bloom filter in front of a database: only addresses the filter calls "maybe" cost a query.
 #include <blume/blume.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The newer bit-array kinds: layered (L layers, counts up to L), attenuated (D levels per network node)
 // and vi-counting (variable-increment counters). The input is a file of one of them (exercise.hpp's
 // load_family). A file that loads is exercised (inserts found right after, the accessors, a save that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the file harnesses share: exercise(f) puts a loaded filter through what a user would do with it
 // (lookups, inserts that must be found right after, the accessors, a serialization that loads again into
 // the same bytes, erases), aborting on a broken promise; load_family() reads an input as a file of one

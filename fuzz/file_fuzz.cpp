@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the file decoders of every kind: the input is a filter file whose two checksums are recomputed
 // first (tests/forge.hpp), so the fuzzer's mutations reach the header fields and payloads behind them.
 // A file must either be refused with a format_error or load into a filter that works: lookups, inserts

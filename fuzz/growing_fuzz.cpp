@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kinds that grow after they are loaded: scalable chains (a layer), d-left tables (doubling) and cuckoo
 // filters with sub-filters (one more). The input is a file of one of them (exercise.hpp's load_family). A
 // file that loads takes keys one at a time, and each insert may add to what the filter holds at most X,

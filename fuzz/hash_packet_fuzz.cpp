@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the decoder of the hash packets that distributed filters send each other (detail/hash_packet.hpp,
 // over the Golomb code the Golomb-coded set also reads). The input is the range (8 bytes, little-endian)
 // and then the packet's words; a trailing partial word is dropped. The packet is copied into an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes the seed corpus of the hash_packet harness (fuzz/corpus/hash_packet/): packets the encoder makes
 // (the range's 8 bytes, then the packet's words), from an empty packet to one value over the whole 64-bit
 // range (the largest parameter the encoder chooses). Regenerate with

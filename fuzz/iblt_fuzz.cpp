@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The invertible Bloom lookup table (iblt, and the strata sketch, which is an iblt file of 32 strata). The
 // input is an iblt file (exercise.hpp's load_family). A file that loads is exercised (inserts, the
 // accessors, a save that loads again, erases), decoded as it is (whatever it holds, the peeling must end),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kinds that take keys with values into lattice cells: spatial (which of s sets) and compact (an upper
 // bound in a lattice). The input is a file of one of them (exercise.hpp's load_family). A file that loads
 // is exercised (valued inserts that must be found right after, the accessors, a save that loads again),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes the seed corpus of the `file` fuzzer: one small valid file of every kind, plus the shapes a
 // kind's decoder treats differently (a grown cuckoo filter, a scalable chain of several layers, an aging
 // filter with a time window). Small, so that the fuzzer's mutations land in fields, not in bulk bits.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The Redis module's harnesses (included by fuzz/CMakeLists.txt). They decode with the module's own code,
 # redis/codec.cpp and redis/native.hpp, which need no server: SCANDUMP/LOADCHUNK streams and RDB records of
 # the BF, CF, CBF and WBF types.

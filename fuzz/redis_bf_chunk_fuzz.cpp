@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BF.LOADCHUNK: a header (u16 length, then its bytes) and then chunks (i64 iterator, u16 length, bytes),
 // decoded as the module does. A header accepted must describe exactly the filter it builds (SCANDUMP gives
 // the same header back), and chunks either land inside a layer or are refused.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The MBbloom-- RDB loader: one byte of encoding version (0 … 5, so one past the newest), then the module
 // value in Redis's encoding, read as the server would hand it to the module. A record that loads must
 // save and load again to the same record and bits.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CBF.LOADCHUNK streams (redis/native.hpp), decoded as the module does: see
 // fuzz::native_chunk_stream for the input's shape and what must hold.
 #include <cstdint>

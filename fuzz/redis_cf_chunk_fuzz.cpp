@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CF.LOADCHUNK: a 38-byte header and then chunks (i64 iterator, u16 length, bytes), decoded as the module
 // does. An accepted header must come back unchanged from SCANDUMP, and a chunk either lies within one
 // sub-filter or changes nothing.

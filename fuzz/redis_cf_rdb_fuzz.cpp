@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The MBbloomCF RDB loader: one byte of encoding version (0 … 5), then the module value in Redis's
 // encoding. A record that loads must save and load again to the same bytes.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the Redis module's fuzz harnesses share: the limits they decode under and small helpers to cut
 // an input into pieces. The limits are the module's defaults scaled down, so a harness explores the
 // same checks without spending the fuzzer's memory on multi-gigabyte filters.

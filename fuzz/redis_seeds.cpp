@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes the seed corpora of the Redis harnesses (fuzz/corpus/redis_*/) from the module's own encoders:
 // a few small Bloom, cuckoo, counting and aging filters, as LOADCHUNK streams and as RDB records. Regenerate with
 //   clang++-14 -std=c++20 -I include fuzz/redis_seeds.cpp redis/codec.cpp -lxxhash -o seeds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The blume-WBF RDB loader (redis/native.hpp), as the server would hand it a record: see
 // fuzz::native_rdb_round_trip for what must hold.
 #include <cstdint>

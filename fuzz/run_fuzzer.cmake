@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs one libFuzzer harness for a bounded time over a working copy of its seed corpus (see
 # CMakeLists.txt): -DFUZZER, -DSEEDS (the committed corpus), -DWORK (a build-tree directory), -DSECONDS,
 # -DTIMEOUT, -DMALLOC_LIMIT_MB. The working corpus keeps what earlier runs found; the seeds are copied

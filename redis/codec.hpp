@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the module decodes from bytes it cannot trust: LOADCHUNK headers, RDB records (also RESTORE
 // payloads) and the RDB records it writes. Nothing here calls the server: the RDB code reads and writes
 // through small interfaces (rdb_reader, rdb_writer) that the module implements over RedisModuleIO and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Registration of the module's data types and commands (bloom.cpp: BF.*, cuckoo.cpp: CF.*,
 // counting.cpp: CBF.*, window.cpp: WBF.*).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The module's settings: RedisBloom's bf-* and cf-* configurations (CONFIG GET/SET bf.<name>, load-time
 // arguments, redis.conf) and blume's own max-capacity, which lifts RedisBloom's 2^30 limit on capacities.
 #pragma once

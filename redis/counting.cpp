@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CBF.*: counting Bloom filters, the deletable Bloom filter RedisBloom's users have asked for since 2017
 // (a bit of BF.* cannot be unset). Each probe position is a 4- or 8-bit counter; blume's
 // counting_bloom_filter does the work and the value is stored in blume's file format (native.hpp).

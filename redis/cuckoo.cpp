@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CF.*: RedisBloom's cuckoo filter commands, replies and errors (8.x where 2.8 differs), over blume's
 // RedisBloom-compatible cuckoo filter (blume/redisbloom.hpp) and its codec (blume/redisbloom_format.hpp).
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the BF and CF data types share: the type callbacks that only move a value's dump (AOF rewrite,
 // DEBUG DIGEST), free and copy it, and the registration of a type and its commands. A Traits class
 // supplies the rest: the value type, its RDB encoding, its RedisBloom size, and its dump as a header

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Filter memory inside Redis: bit arrays come from the server's allocator (so INFO memory, MEMORY USAGE
 // and maxmemory see them), and a filter, layer or sub-filter is refused before it is allocated when the
 // memory it needs is not there.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The module's entry point: a drop-in for RedisBloom's BF.* and CF.* (module name "bf", the same data type
 // names and encodings), built on blume's filters. See docs/redis.md.
 #include "commands.hpp"

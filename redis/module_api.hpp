@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Our own declarations of the Redis module API. No Debian package ships `redismodule.h`, so the module
 // declares the few structs, constants and function pointers it uses, and fills the pointers at load time
 // through the lookup function the server hands over in the context (see `load` at the end).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The module's own data types (CBF.*), which hold blume filters in blume's file format rather than
 // RedisBloom's: the value is a filter file's header and payload, so a SCANDUMP stream is the file's bytes
 // and `blume redis push` can send a file built by `blume build` as it is. Nothing here calls the server:

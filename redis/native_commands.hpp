@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the module's own types (CBF, WBF) share on the server side: finding a complete value, SCANDUMP
 // and LOADCHUNK over native.hpp's stream, and the data type's callbacks. A type supplies a Spec:
 //   codec            its native_codec

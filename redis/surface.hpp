@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every command of the module shares: reading arguments, opening keys of our types, and replying
 // in RESP2 or RESP3 the way RedisBloom does. No filter logic lives here or anywhere in redis/.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WBF.*: "seen within the last window", the expiring items RedisBloom's users have asked for since 2019.
 // blume's aging filter keeps two buffers that take turns, each holding half the window: an item added in
 // the last half window is always found, one older than the window never is, and in between it depends on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The WBF type's value and codec (native.hpp over blume's aging filter), apart from the commands so unit
 // tests and fuzzers decode with exactly the module's code.
 #pragma once

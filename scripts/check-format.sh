@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Checks that every tracked C/C++ file is laid out as .clang-format says; exits 1 naming those that are not.
+# SPDX-License-Identifier: Apache-2.0
+# Checks that every tracked source file carries the licence's SPDX line, and that every tracked C/C++ file
+# is laid out as .clang-format says; exits 1 naming those that do not.
 #   bash scripts/check-format.sh          check (what scripts/test.sh runs)
 #   bash scripts/check-format.sh --fix    rewrite the files that differ, in place
 # The formatter is pinned (clang-format-16, from scripts/install-deps.sh): other versions lay some constructs
@@ -13,6 +15,19 @@ case "${1:-}" in
   --fix) fix=1 ;;
   *) echo "usage: bash scripts/check-format.sh [--fix]" >&2; exit 2 ;;
 esac
+
+# The licence line, in the first three lines of every source file (after a #! line, where there is one).
+# Data files are exempt: test fixtures, fuzz seeds, plots, JSON.
+missing=()
+while IFS= read -r -d '' f; do
+  [ -f "$f" ] || continue
+  head -n 3 "$f" | grep -q 'SPDX-License-Identifier: Apache-2.0' || missing+=("$f")
+done < <(git ls-files -z -- '*.hpp' '*.cpp' '*.h' '*.c' '*.in' '*.py' '*.pyi' '*.sh' '*.cmake' '*.gp' '*.toml' \
+  '*.bash' '*.map' '*CMakeLists.txt' '.clang-format' '.gitignore' '.ci/run' ':!tests/fixtures' ':!fuzz/corpus')
+if ((${#missing[@]})); then
+  printf 'format: %s has no SPDX-License-Identifier line\n' "${missing[@]}" >&2
+  exit 1
+fi
 
 clang_format=${CLANG_FORMAT:-clang-format-16}
 if ! command -v "$clang_format" >/dev/null; then

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The sign-up gate with a real database: installs dependencies, builds what it needs (the tool, the Python
 # bindings, the Redis module), then runs examples/signup/signup.py, which starts its own PostgreSQL and
 # redis-server on loopback ports. Extra arguments go to `signup.py run` (default: 1M users, 100k attempts,

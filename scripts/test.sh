@@ -1,21 +1,36 @@
 #!/usr/bin/env bash
-# Installs dependencies, checks the layout of the sources (scripts/check-format.sh), then builds and runs
-# every test: the release build, then the same suite under
-# AddressSanitizer + UndefinedBehaviorSanitizer, then built by the second compiler (clang-14), then the
-# library's unit tests cross-compiled for aarch64 and run under qemu-aarch64 (the portable code paths,
-# on a CPU without x86 intrinsics), then the libFuzzer harnesses (clang-14), each for
-# BLUME_FUZZ_SECONDS (a cache variable, 30 by default: `cmake --preset fuzz -DBLUME_FUZZ_SECONDS=600` for
-# a longer hunt).
+# SPDX-License-Identifier: Apache-2.0
+# Installs every dependency, checks the layout of the sources (scripts/check-format.sh), then builds and runs
+# every test, one preset per stage, printing each stage's time:
+#   release     GCC, optimised: the whole suite at full size, the tool, the Redis module, Python, MPI, the
+#               benchmarks' smoke runs, the examples, `pip install .`
+#   asan-ubsan  clang-14 at -O0 under AddressSanitizer + UndefinedBehaviorSanitizer: the same suite (its
+#               statistical tests smaller, see tests/test_support.hpp) and every libFuzzer harness for
+#               BLUME_FUZZ_SECONDS each (10 here; `cmake --preset fuzz` hunts longer)
+#   aarch64     the library's portable code paths cross-compiled for aarch64 and run under qemu-aarch64
+# Give preset names to run only those stages (after the same install and check): scripts/test.sh release
+# Where ccache is installed it serves every compile, from a cache outside the clone (CCACHE_DIR, by default
+# ~/.cache/ccache): a machine that built before rebuilds in minutes; a new one passes, just slower.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+total=$SECONDS
+bash scripts/install-deps.sh test
+echo "=== install: $((SECONDS - total)) s ==="
 echo "=== format ==="
 bash scripts/check-format.sh
-for preset in release asan-ubsan clang aarch64 fuzz; do
+if command -v ccache >/dev/null; then
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache
+  ccache --max-size=8G >/dev/null
+fi
+presets=("$@")
+((${#presets[@]})) || presets=(release asan-ubsan aarch64)
+for preset in "${presets[@]}"; do
   echo "=== $preset ==="
   start=$SECONDS
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset"
+  built=$((SECONDS - start))
   ctest --preset "$preset"
-  echo "=== $preset: $((SECONDS - start)) s ==="
+  echo "=== $preset: $((SECONDS - start)) s (build $built s, tests $((SECONDS - start - built)) s) ==="
 done
+echo "=== all stages: $((SECONDS - total)) s ==="

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The aging Bloom filter: a sliding window over the last w items or the last T of time.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The attenuated Bloom filter: levels filled by absorbing neighbours, nearest(), files, each level's rate
 // against its model, and greedy routing on a random network against BFS and the misroute bound.
 #include <gtest/gtest.h>
@@ -192,7 +193,7 @@ TEST(Attenuated, DamagedHeadersAreFormatErrors) {
 }
 
 TEST(Attenuated, EachLevelsRateMatchesItsModelAtOneMillionKeys) {
-  constexpr std::uint64_t n = 1'000'000, probes = 2'000'000;
+  constexpr std::uint64_t n = blume_test::scaled(1'000'000), probes = blume_test::scaled(2'000'000);
   filter a(n, 0.01), b(n, 0.01), c(n, 0.01);
   for (std::uint64_t i = 0; i < n; ++i) {
     a.insert(blume_test::present_key(i));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The compact approximator: never below a key's value, on every key; the rate of answers above it held to
 // the model (math::compact_overestimate) for the max lattice, bounded by it for bit sets; a lattice of the
 // user's own through the concept; its file bytes.
@@ -36,7 +37,7 @@ TEST(Compact, AnswersAnUpperBoundOfEachKeysValue) {
 // 1M keys with values in [0, 1000) on the max lattice of 32-bit values: no answer below the value, and the
 // share above it as the model predicts, key by key ((1 − e^{−k·n_{>v}/m})^k with n_{>v} the keys above v).
 TEST(Compact, NeverBelowAndOverestimatesAsTheModelSays) {
-  constexpr std::uint64_t n = 1'000'000;
+  constexpr std::uint64_t n = blume_test::scaled(1'000'000);
   compact_approximator<> f(n, 0.01);
   std::mt19937_64 rng(42);
   std::vector<std::uint32_t> values(n);
@@ -72,7 +73,7 @@ TEST(Compact, NeverBelowAndOverestimatesAsTheModelSays) {
 // Tags as bit sets under union and intersection: never a missing tag; extra tags at most at the model's
 // bound (the cells raised by other keys can meet back at the key's own tags, so fewer).
 TEST(Compact, BitSetsKeepEveryTagAndStayWithinTheBound) {
-  constexpr std::uint64_t n = 1'000'000;
+  constexpr std::uint64_t n = blume_test::scaled(1'000'000, 4);  // a quarter: still a few keys over their tags
   compact_approximator<bitset_lattice<std::uint8_t>> f(n, 0.01);
   std::mt19937_64 rng(7);
   std::vector<std::uint8_t> tags(n);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // insert_concurrent and insert_many_concurrent from two threads: no key is lost, the bits are those of a
 // sequential build, and lookups running alongside see every key inserted before they started.
 #include <atomic>

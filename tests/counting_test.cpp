@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Behaviour only the counting filter has: erase, count, saturation, counter widths, counter merges.
 #include <gtest/gtest.h>
 

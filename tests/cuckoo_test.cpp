@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cuckoo filter: membership without false negatives, relocation that never loses a key, erase and
 // count of copies, growth by sub-filters, rates against the model at 1M keys, planning, and the file format
 // (round trips and hostile files).
@@ -349,8 +350,9 @@ struct rate_case {
 };
 
 TEST(CuckooFilter, MeasuredFprMatchesThePredictionAtOneMillionKeys) {
-  constexpr std::uint64_t n = 1'000'000;
-  for (const rate_case c : {rate_case{8, 1'000'000}, rate_case{12, 2'000'000}, rate_case{16, 4'000'000}}) {
+  constexpr std::uint64_t n = blume_test::scaled(1'000'000);
+  for (const rate_case c : {rate_case{8, blume_test::scaled(1'000'000)}, rate_case{12, blume_test::scaled(2'000'000)},
+                            rate_case{16, blume_test::scaled(4'000'000)}}) {
     const std::uint64_t buckets = (n * 100 + 379) / 380;  // ⌈n / (4 · 0.95)⌉, as plan_for sizes it
     cuckoo f(geometry(buckets, 4, c.fingerprint_bits));
     ASSERT_EQ(f.insert_many(blume_test::present_keys(n)), n) << "f=" << c.fingerprint_bits;

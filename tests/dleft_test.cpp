@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The d-left counting filter: no false negatives through any sequence of inserts and erases of inserted
 // keys, growth that keeps every key and its fingerprint, its rate held to the fingerprint-range model at
 // 1M keys, and the target: at most 0.6× the memory of counting_bloom_filter<4> at an equal or
@@ -239,14 +240,14 @@ TEST(DLeftFormat, DamagedTablesAreRefused) {
 // The model: an absent key is a false positive when its fingerprint is among the n stored,
 // 1 − (1 − 1/(B·2^r))^n, held to measurement at 1M keys for two remainder widths.
 void rate_matches_model(std::uint32_t remainder_bits) {
-  constexpr std::uint64_t n = 1'000'000;
+  constexpr std::uint64_t n = blume_test::scaled(1'000'000);
   dleft_geometry g;
   g.remainder_bits = remainder_bits;
   g.buckets = n / (4 * 8 * 3 / 4) + 1;
   dleft f(g);
   for (std::uint64_t i = 0; i < n; ++i) ASSERT_TRUE(f.insert(present_key(i)));
   ASSERT_EQ(f.geometry().buckets, g.buckets) << "no growth at the design load";
-  constexpr std::uint64_t trials = 2'000'000;
+  constexpr std::uint64_t trials = blume_test::scaled(2'000'000);
   std::uint64_t hits = 0;
   for (std::uint64_t i = 0; i < trials; ++i) hits += f.contains(absent_key(i));
   EXPECT_TRUE(blume_test::within_binomial_999(static_cast<double>(hits), trials, f.predicted_fpr()));
@@ -256,7 +257,7 @@ TEST(DLeftRate, MeasuredRateMatchesTheModelAtOneMillionKeysWithTwelveBitRemainde
 
 // The target at 1%: memory at most 0.6× the counting filter's, and a measured rate no higher.
 TEST(DLeftRate, HalfTheCountingFiltersMemoryAtALowerRate) {
-  constexpr std::uint64_t n = 1'000'000;
+  constexpr std::uint64_t n = blume_test::scaled(1'000'000);
   dleft d(n, 0.01);
   blume::counting_bloom_filter<4> c(n, 0.01);
   for (std::uint64_t i = 0; i < n; ++i) {
@@ -264,7 +265,7 @@ TEST(DLeftRate, HalfTheCountingFiltersMemoryAtALowerRate) {
     c.insert(present_key(i));
   }
   EXPECT_LE(static_cast<double>(d.storage().size()), 0.6 * static_cast<double>(c.size_in_bytes()));
-  constexpr std::uint64_t trials = 1'000'000;
+  constexpr std::uint64_t trials = blume_test::scaled(1'000'000);
   std::uint64_t dh = 0, ch = 0;
   for (std::uint64_t i = 0; i < trials; ++i) {
     dh += d.contains(absent_key(i));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Erasing keys that were never inserted, for every kind that erases. A key a lookup answers "no" for is
 // refused and changes nothing. A false positive cannot be told from a key that was inserted, so it is
 // erased, and what it takes away belonged to inserted keys, some of which then answer "no": the test

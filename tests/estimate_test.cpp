@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Estimates read from a filter's fill: distinct items, union, intersection and Jaccard index, checked
 // against the true sizes of the sets inserted.
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verbs every filter kind answers: insert, contains, the bulk calls, clear, merge and intersect, and
 // the validation of geometries. Typed over bloom, partitioned, blocked and split-block filters.
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recomputes both checksums of a filter file, as a forger (or a fuzzer) would, so that what follows the
 // checksums is what gets tested. Offsets come from format.hpp, and the header's extent from its own
 // header_size field, so this keeps working when the header grows: the header checksum is the header's

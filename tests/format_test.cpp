@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The file format (docs/format.md): round trips through bytes, files and mappings; every kind of damage is
 // refused with format_error and never crashes; saving is atomic.
 #include <sys/stat.h>
@@ -106,14 +107,16 @@ TYPED_TEST(Format, NoFalseNegativesAfterLoadingALargeFilter) {
   // Large enough (several MiB) that memory comes from the huge-page path and the mapping spans many pages.
   const temp_dir dir;
   TypeParam original(2'000'000, 0.01, 17);
-  original.insert_many(blume_test::present_keys(2'000'000));
+  // The slow builds insert a tenth of the keys: the filter keeps its size, so its memory and mapping too.
+  const std::uint64_t n = blume_test::scaled(2'000'000);
+  original.insert_many(blume_test::present_keys(n));
   blume::save(original, dir / "big.blume");
   const auto loaded = blume::load<TypeParam>(dir / "big.blume");
   const auto mapped = blume::map_file<TypeParam>(dir / "big.blume");
   EXPECT_TRUE(loaded == original);
   EXPECT_TRUE(mapped == original);
-  EXPECT_EQ(loaded.count_contained(blume_test::present_keys(2'000'000)), 2'000'000u);
-  EXPECT_EQ(mapped.count_contained(blume_test::present_keys(2'000'000)), 2'000'000u);
+  EXPECT_EQ(loaded.count_contained(blume_test::present_keys(n)), n);
+  EXPECT_EQ(mapped.count_contained(blume_test::present_keys(n)), n);
 }
 
 TYPED_TEST(Format, MappedFilterCanBeModifiedWithoutChangingTheFile) {

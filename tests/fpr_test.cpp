@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The formulas held to measurement: false-positive rates of 1M-key filters against each kind's model, and
 // the Goel–Gupta bound against small classic filters.
 #include "test_support.hpp"
@@ -6,7 +7,7 @@ namespace {
 
 using blume_test::fpr_tolerance;
 
-constexpr std::uint64_t capacity = 1'000'000;
+constexpr std::uint64_t capacity = blume_test::scaled(1'000'000);
 
 template <class F>
 class FalsePositiveRate : public ::testing::Test {
@@ -19,9 +20,10 @@ class FalsePositiveRate : public ::testing::Test {
     const double predicted = f.predicted_fpr_at(static_cast<double>(capacity));
     ASSERT_DOUBLE_EQ(predicted, F::model_fpr(capacity, static_cast<double>(f.bits()), f.hashes()));
     ASSERT_LE(predicted, 1.01 * target);  // the plan met the target (the classic plan rounds k)
+    const std::uint64_t n = blume_test::scaled(probes);
     const double measured =
-        static_cast<double>(f.count_contained(blume_test::absent_key_view(probes))) / static_cast<double>(probes);
-    const double tolerance = fpr_tolerance(predicted, static_cast<double>(probes));
+        static_cast<double>(f.count_contained(blume_test::absent_key_view(n))) / static_cast<double>(n);
+    const double tolerance = fpr_tolerance(predicted, static_cast<double>(n));
     EXPECT_LE(measured, predicted + tolerance) << "predicted " << predicted;
     EXPECT_GE(measured, predicted - tolerance) << "predicted " << predicted;
   }
@@ -49,7 +51,8 @@ TEST(GoelGuptaBound, HoldsForSmallClassicFilters) {
     std::uint64_t filters;
   };
   constexpr std::uint64_t probes_per_filter = 5000;
-  for (const geometry g : {geometry{1000, 100, 7, 4000}, geometry{100, 10, 7, 4000}}) {
+  constexpr std::uint64_t filters = blume_test::scaled(4000, 20, 200);
+  for (const geometry g : {geometry{1000, 100, 7, filters}, geometry{100, 10, 7, filters}}) {
     std::uint64_t hits = 0;
     for (std::uint64_t seed = 0; seed < g.filters; ++seed) {
       auto f = blume::bloom_filter<>::with_geometry(g.bits, g.hashes, seed);
@@ -60,7 +63,12 @@ TEST(GoelGuptaBound, HoldsForSmallClassicFilters) {
     const double bound =
         blume::math::goel_gupta_bound(static_cast<double>(g.items), static_cast<double>(g.bits), g.hashes);
     EXPECT_GE(bound, blume::math::bloom_fpr(static_cast<double>(g.items), static_cast<double>(g.bits), g.hashes));
-    EXPECT_LE(measured, bound) << "m=" << g.bits << " n=" << g.items << " k=" << g.hashes;
+    // 2% below the bound is 8 standard deviations of 20M probes but only 2 of the slow builds' 1M: there
+    // the bound is widened by the 99.9% binomial slack.
+    const double slack = blume_test::slow_build
+                             ? blume_test::binomial_999_slack(bound, static_cast<double>(g.filters * probes_per_filter))
+                             : 0.0;
+    EXPECT_LE(measured, bound + slack) << "m=" << g.bits << " n=" << g.items << " k=" << g.hashes;
   }
 }
 

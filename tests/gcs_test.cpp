@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Golomb-coded set: no false negatives, the designed rate 2^-P, close to P + 1.5 bits per key, and
 // refusals of impossible parameters.
 #include <gtest/gtest.h>
@@ -17,11 +18,11 @@ using blume_test::present_keys;
 using gcs = blume::golomb_coded_set<>;
 
 TEST(GolombCodedSet, NoFalseNegativesAndTheDesignRate) {
-  const auto keys = present_keys(1'000'000);
+  const auto keys = present_keys(blume_test::scaled(1'000'000));
   for (std::uint32_t p : {6u, 8u, 12u}) {
     const gcs s = gcs::build(keys, p, 1, /*bucket_keys=*/128);
     ASSERT_EQ(s.count_contained(keys), keys.size()) << p;
-    const auto probes = absent_keys(400'000);
+    const auto probes = absent_keys(blume_test::scaled(400'000));
     const double hits = static_cast<double>(s.count_contained(probes));
     const double rate = s.predicted_fpr();
     // Values that collide are stored once, so the rate is a little under 2^-P (by about 2^-P / 2).
@@ -34,8 +35,8 @@ TEST(GolombCodedSet, NoFalseNegativesAndTheDesignRate) {
 // whose 33-34-bit codes often do not fit the lookup's buffer and go through the general decoder. The
 // rate shows that absent keys are decoded right too, not only present ones.
 TEST(GolombCodedSet, EveryRateBitsValueDecodes) {
-  const auto keys = present_keys(20'000);
-  const auto probes = absent_keys(100'000);
+  const auto keys = present_keys(blume_test::scaled(20'000));
+  const auto probes = absent_keys(blume_test::scaled(100'000));
   for (std::uint32_t p = 1; p <= 32; ++p) {
     const gcs s = gcs::build(keys, p, 7, /*bucket_keys=*/p % 2 == 0 ? 64 : 256);
     ASSERT_EQ(s.count_contained(keys), keys.size()) << "P = " << p;
@@ -46,7 +47,7 @@ TEST(GolombCodedSet, EveryRateBitsValueDecodes) {
 }
 
 TEST(GolombCodedSet, AtOneIn256ItTakesAtMostNineAndAHalfBitsPerKey) {
-  const auto keys = present_keys(2'000'000);
+  const auto keys = present_keys(blume_test::scaled(2'000'000));  // bits per key do not depend on the count
   const gcs s = gcs::build(keys, 8);
   EXPECT_LE(s.bits_per_key(), 9.5);
   EXPECT_GE(s.bits_per_key(), 9.3);  // the entropy bound: log2(e·256) = 9.44, less the collisions

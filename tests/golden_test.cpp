@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Frozen bytes, as RocksDB's schema tests freeze its filters' bits: for every kind, fixed keys and the
 // default seed give exactly these files. A failure here means hashing, probing, layout or the format
 // changed: files already on disk would be misread. Change the format on purpose (a new version or a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Golomb-coded packets of sorted hashes that distributed filters send: round trips, the size the code
 // promises, and hostile packets refused before they are trusted.
 #include <gtest/gtest.h>

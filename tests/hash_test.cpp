@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keys and digests: what counts as the same key, how each kind of key is hashed, and range reduction.
 #include <array>
 #include <cstring>

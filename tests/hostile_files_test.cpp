@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Forged files for every kind: random edits to the payload, to header fields, to the length, and both at
 // once, with both checksums recomputed as a forger would. Each must either load into a filter that then
 // answers, inserts, erases and saves without reading out of bounds (the sanitizer builds watch), or be

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Planning math: the formulas against independent computations, the planner against the formulas and the
 // worked examples, and the planner's refusal of bad input.
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Redis module's decoding of untrusted bytes (redis/codec.hpp), without a server: RDB records in
 // Redis's own encoding, LOADCHUNK headers, and the hostile records that once made the module allocate
 // gigabytes or work for most of a minute. The server-side half of these reproducers is

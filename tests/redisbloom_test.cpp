@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RedisBloom compatibility of the library: the hash, probe positions, layer geometry and chain growth of
 // BF filters, held to bytes that RedisBloom 2.8.20 itself produced (SCANDUMP streams), and the codec's
 // validation of hostile headers and chunks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The spatial Bloom filter: which set a key is in, the per-set error model of Calderoni, Palmieri & Maio
 // (2018) held to measurement, the planner, and its file bytes.
 #include <gtest/gtest.h>
@@ -60,7 +61,8 @@ TEST(Spatial, InsertOrderDoesNotChangeTheCells) {
 // The published model at n = 1M over four sets of unequal sizes: for every set, absent keys reported as
 // it, members reported as a later set (never an earlier set, never none), and the emersion.
 TEST(Spatial, EverySetsRatesMatchTheModel) {
-  const std::vector<std::uint64_t> sizes{400'000, 300'000, 200'000, 100'000};
+  const std::vector<std::uint64_t> sizes{blume_test::scaled(400'000), blume_test::scaled(300'000),
+                                         blume_test::scaled(200'000), blume_test::scaled(100'000)};
   spatial_bloom_filter<> f(sizes, 0.01);
   const blume::filter_plan plan = blume::plan_spatial(sizes, 0.01);
   EXPECT_EQ(f.cells(), plan.bits);
@@ -91,7 +93,7 @@ TEST(Spatial, EverySetsRatesMatchTheModel) {
     EXPECT_NEAR(f.emersion(set), rates[set - 1].emersion, 0.01) << "set " << set;
     EXPECT_LE(rates[set - 1].worst(), 0.01 * 1.05) << "the planned target, at the planned sizes";
   }
-  constexpr std::uint64_t probes = 1'000'000;
+  constexpr std::uint64_t probes = blume_test::scaled(1'000'000);
   std::vector<std::uint64_t> reported(sizes.size() + 1, 0);
   for (std::uint64_t i = 0; i < probes; ++i) ++reported[f.find(absent_key(i)).value_or(0)];
   for (std::uint32_t set = 1; set <= sizes.size(); ++set) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stable Bloom filter: its false-positive rate converges to the paper's formula on an endless stream;
 // false negatives exist by design and fall with recency.
 #include <gtest/gtest.h>
@@ -27,14 +28,16 @@ TEST(StableFilter, DecrementsForARateInvertTheFormula) {
 }
 
 TEST(StableFilter, MeasuredRateConvergesToTheStableRateOnAnEndlessStream) {
-  stable f = stable::for_rate(200'000, 4, 0.02, 11);
-  for (std::uint64_t i = 0; i < 2'000'000; ++i) f.insert(present_key(i));  // far past convergence
+  // The slow builds scale the capacity, the stream and the probes alike: the stream is still ten capacities.
+  const std::uint64_t capacity = blume_test::scaled(200'000), stream = 10 * capacity;
+  stable f = stable::for_rate(capacity, 4, 0.02, 11);
+  for (std::uint64_t i = 0; i < stream; ++i) f.insert(present_key(i));  // far past convergence
   EXPECT_NEAR(f.zero_fraction(), f.stable_zero_fraction(), 0.01);
-  const std::uint64_t probes = 1'000'000;
+  const std::uint64_t probes = 5 * capacity;
   const double measured = static_cast<double>(f.count_contained(blume_test::absent_key_view(probes))) / probes;
   EXPECT_NEAR(measured, f.stable_fpr(), blume_test::fpr_tolerance(f.stable_fpr(), probes, 0.05));
   // and it stays there: another long stretch of the stream changes nothing
-  for (std::uint64_t i = 2'000'000; i < 3'000'000; ++i) f.insert(present_key(i));
+  for (std::uint64_t i = stream; i < stream + stream / 2; ++i) f.insert(present_key(i));
   const double later = static_cast<double>(f.count_contained(blume_test::absent_key_view(probes, probes))) / probes;
   EXPECT_NEAR(later, f.stable_fpr(), blume_test::fpr_tolerance(f.stable_fpr(), probes, 0.05));
 }

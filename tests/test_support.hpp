@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared helpers for the blume tests: deterministic keys, temporary directories, the list of filter kinds
 // for typed tests, and small valid geometries per kind.
 #pragma once
@@ -27,6 +28,27 @@
 #include "blume/detail/index_map_range.hpp"
 
 namespace blume_test {
+
+/// True in the sanitized (and unoptimised) builds, whose code runs ten to thirty times slower.
+#if defined(__SANITIZE_ADDRESS__) || !defined(__OPTIMIZE__)
+inline constexpr bool slow_build = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+inline constexpr bool slow_build = true;
+#else
+inline constexpr bool slow_build = false;
+#endif
+#else
+inline constexpr bool slow_build = false;
+#endif
+
+/// `n` in the optimised builds, `n / divisor` (at least `floor`) in the slow ones. Only for sizes that tighten a
+/// statistical bound or reach a scale: the sanitizers look for memory errors, which a smaller run still
+/// walks through; the release build keeps the full size and the tight bound.
+constexpr std::uint64_t scaled(std::uint64_t n, std::uint64_t divisor = 10, std::uint64_t floor = 1000) noexcept {
+  if (!slow_build) return n;
+  return std::max(n / divisor, std::min(n, floor));
+}
 
 /// SplitMix64's output function. A bijection on 64-bit integers, so distinct indices give distinct keys.
 constexpr std::uint64_t splitmix64(std::uint64_t x) noexcept {

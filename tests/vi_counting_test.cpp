@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The variable-increment counting filter: no false negatives through any sequence of inserts and erases
 // of inserted keys, its false-positive rate held to the paper's model (with saturation) at 1M keys, and
 // below the counting filter's at equal memory, as Rottenstreich, Kanizo & Keslassy report.
@@ -65,7 +66,7 @@ TEST(VariableIncrement, NoFalseNegativesThroughInsertsAndErases8) { no_false_neg
 // and L = 4, over a range of loads.
 template <unsigned W>
 void rate_matches_model(double counters_per_key, std::uint32_t k) {
-  constexpr std::uint64_t n = 1'000'000, probes = 2'000'000;
+  constexpr std::uint64_t n = blume_test::scaled(1'000'000), probes = blume_test::scaled(2'000'000);
   const auto m = static_cast<std::uint64_t>(counters_per_key * n);
   const typename vi<W>::layout_type layout(m, k);
   auto f = vi<W>::from_parts(layout, blume::xxh3_hasher(), blume::byte_storage::allocate(layout.storage_bytes()), 0);
@@ -106,7 +107,7 @@ TEST(VariableIncrement, PredictedRateHoldsAfterErasingHalfTheKeys8) { rate_after
 // Equal memory: the counting filter's m 4-bit counters against m 4-bit VI counters, and against m/2 8-bit
 // ones; the VI filter's rate is lower, each with the k its own model prefers.
 TEST(VariableIncrement, BeatsTheCountingFilterAtEqualMemory) {
-  constexpr std::uint64_t n = 1'000'000, probes = 2'000'000;
+  constexpr std::uint64_t n = blume_test::scaled(1'000'000), probes = blume_test::scaled(2'000'000);
   const blume::counting_bloom_filter<4> counting(n, 0.01);
   auto counting_filled = counting;
   for (std::uint64_t i = 0; i < n; ++i) counting_filled.insert(present_key(i));

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The practitioner's question in Python: n e-mail addresses at 1%, how fast is a lookup and how much memory
 does it take? Contestants, each in a fresh process so that its memory is its own:
 

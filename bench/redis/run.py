@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Benchmark of the Redis module against Redis's own sets, in the same run: redis-benchmark (from
 redis-tools) drives a real redis-server on loopback with the module loaded.
 

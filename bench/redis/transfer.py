@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Filters into Redis from a file of keys, end to end, and BF.MERGE: real redis-server with the module on
 loopback, every figure a median of several runs in the same process.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bash completion for blume. It reads the tool's own --help, so it stays true as options change.
 _blume() {
   local cur prev words cword

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Generates blume.1 from the tool's own help (help2man), with every subcommand's --help in a section of
 # its own, so the man page says exactly what --help says.
 # In: BLUME (the built tool), HELP2MAN, OUT (the page to write), WORK (a scratch directory).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `blume absorb`: a node's attenuated filter takes in its neighbours' (their level i joins its level
 // i + hops), written back atomically under the target's lock, as a distance-vector round would.
 #include <CLI/CLI.hpp>

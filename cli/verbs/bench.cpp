@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `blume bench`: every kind timed on this machine (insert, lookups of present and absent keys) with its
 // measured false-positive rate. The full benchmark, with baselines, is bench/ in the source tree.
 #include <CLI/CLI.hpp>

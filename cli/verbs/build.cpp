@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `blume build`: a filter file from keys (a file or standard input), sized by --items or by counting them
 // first; kinds of keys with values (bloomier, spatial, compact) from KEY<TAB>VALUE records, cascades from an
 // included and an excluded key file.

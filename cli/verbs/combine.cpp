@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `blume merge` and `blume intersect`: one filter from several of the same kind and geometry, written
 // atomically (the output may be one of the inputs) or to standard output.
 #include <CLI/CLI.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `blume demo`: the practitioner's sign-up scenario on the embedded default (no server needed).
 #include <CLI/CLI.hpp>
 
@@ -14,8 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "blume/blume.hpp"
-#include "filter_ops.hpp"
+#include "blume/kinds.hpp"
 #include "number_text.hpp"
 #include "shared.hpp"
 #include "synthetic_keys.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `blume estimate`: the sizes of two key sets, their union and intersection and the Jaccard index, read
 // off two bit-array filters of the same geometry.
 #include <CLI/CLI.hpp>

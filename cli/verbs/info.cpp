@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `blume info`: what a filter file holds (kind, parameters, design, fill, predicted rates, size), as text
 // or one JSON object, after verifying its checksums.
 #include <CLI/CLI.hpp>

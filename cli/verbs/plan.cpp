@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `blume plan`: the size of a filter of each kind (or one) for a number of keys, at a rate or within a
 // memory budget, beside a hash set and the information-theoretic minimum.
 #include <CLI/CLI.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `blume query`: maybe or no (yes for a cascade, absent for a filter that forgets, the value for a kind that
 // answers with one, the count with --count) for each key given as an argument or read from standard input.
 #include <CLI/CLI.hpp>

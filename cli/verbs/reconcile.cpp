@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `blume sketch`, `blume diff-sketch` and `blume reconcile`: set reconciliation between two parties that
 // each hold a key file. B sends A a sketch of its keys (a strata estimator, 41 KB whatever the set's size);
 // A estimates the size of the difference from it and sends B an invertible table of its keys sized for

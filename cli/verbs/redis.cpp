@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `blume redis reserve|add|exists|info`: one logical Bloom filter sharded over the keys of a Redis Cluster
 // (or of one server); `blume redis push|pull`: filter files into and out of keys. The logic lives in the
 // cluster library; this file parses, reads keys and prints.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `blume add` and `blume erase`: keys (arguments or standard input) inserted into or removed from a filter
 // file in place, under the file's lock. The two share everything but the step taken for each key.
 #include <CLI/CLI.hpp>

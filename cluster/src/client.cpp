@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cluster client: see client.hpp. Redirections and retries live here and nowhere else.
 #include "blume/cluster/client.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sharded filter: see sharded_bloom_filter.hpp. Geometry and rates come from the library's RedisBloom
 // model (redisbloom.hpp); this file only names, routes and sums.
 #include "blume/cluster/sharded_bloom_filter.hpp"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross-compiles for 64-bit ARM Linux with Debian's cross compiler (g++-aarch64-linux-gnu) and runs the
 # results under user-mode QEMU (qemu-user), so ctest drives the aarch64 test binaries from an x86 host.
 # The target's libraries (libxxhash-dev:arm64, libgtest-dev:arm64) come from Debian multiarch: they live

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the distributed filters send, measured under mpirun: for N e-mail-like keys (a share of them
 // repeated), the bits per key of the Golomb-coded packets against 64-bit hashes and the keys themselves,
 // for one insert into a partitioned filter at 1% and for duplicate detection (one pass, and the iterated

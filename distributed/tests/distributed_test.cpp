@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The distributed filters, run by mpirun on several ranks (every rank runs every test, and each test's
 // collectives in the same order). Each rank derives the whole data set from the same seed, so it can check
 // the distributed result against what one PE would compute from all the keys.

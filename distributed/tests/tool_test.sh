@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # blume-mpi under mpirun: dedup prints exactly what `LC_ALL=C sort | uniq -d` prints, on 4 ranks and on 3,
 # with one filter pass and with two; --approximate prints every duplicate; build and query round trip. The
 # ranks must see the same input: each rank runs in a directory of its own (as node-local copies would be),

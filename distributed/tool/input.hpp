@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The input of blume-mpi: the files a pattern names, the check that every rank sees the same ones, and each
 // rank's share of their concatenation.
 //

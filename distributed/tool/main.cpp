@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // blume-mpi: the distributed filters from the command line, run under mpirun. Every rank reads its share of
 // the input files (a byte range of their concatenation, cut at line starts); rank 0 writes the output.
 // Before any rank reads, the ranks check that they all see the same input files (input.hpp) and refuse,

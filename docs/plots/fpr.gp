@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Drawn by blume_bench --fpr-plot from fpr.dat: one panel per kind, measured points on the model's curve.
 set terminal svg size 1500,1300 font 'sans,10' background '#ffffff'
 set output 'fpr.svg'

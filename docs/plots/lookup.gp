@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Drawn by blume_bench from lookup.dat (a timed run over several key counts).
 set terminal svg size 1400,420 font 'sans,10' background '#ffffff'
 set output 'lookup.svg'

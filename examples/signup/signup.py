@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The practitioner's sign-up gate with real parts: a small sign-up service (Python's standard-library HTTP
 server: the post's readers write Python, and it exercises blume's bindings) in front of a real PostgreSQL
 table of N registered addresses with a unique index. Before it asks the database

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The aging Bloom filter: "was this key seen recently?" for endless streams, with two buffers that take
 // turns. Each buffer gets half the memory and holds half the window; inserts go to the active one; when
 // it has taken its share (w/2 items, or T/2 of time), the other buffer is cleared and becomes active.

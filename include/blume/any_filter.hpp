@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A filter of any kind blume stores in files, chosen at run time: what tools that take a file of
 // whatever kind (the blume command-line tool) open, build and query. The alternatives are the kinds of
 // kinds.hpp's one list, each its default instantiation; std::visit reaches the typed filter and its

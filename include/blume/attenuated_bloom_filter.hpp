@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The attenuated Bloom filter (Rhea & Kubiatowicz 2002, "Probabilistic location and routing"): D Bloom
 // filters per node of a network. Level 0 holds the keys (services) the node itself offers; level i holds
 // what its neighbours' level i − 1 held, so a key at level i is offered i hops away. A distance-vector

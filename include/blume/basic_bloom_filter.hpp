@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // basic_bloom_filter<Layout, Hasher>: the verbs every bit-array filter shares (insert, contains, bulk
 // calls, clear, merge, intersect, estimates), written once. A Layout decides where a digest's probes
 // fall; a Hasher turns keys into digests. bloom_filter, partitioned_bloom_filter, blocked_bloom_filter

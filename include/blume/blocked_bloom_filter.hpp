@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cache-blocked Bloom filter: every probe of a key lands in one 512-bit block (one 64-byte cache
 // line), so a lookup costs one cache miss whatever k is (Putze, Sanders & Singler 2007); any k in
 // [1, 32]. The price is a higher false-positive rate for the same memory, because keys spread unevenly

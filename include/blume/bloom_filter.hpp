@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The classic Bloom filter (Bloom 1970): m bits, k probes per key anywhere in the array.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Bloomier filter (Chazelle, Kilian, Rubinfeld & Tal 2004), built the way xor filters are: a static
 // map from keys to small values. Every slot holds a word of f + v bits (an f-bit fingerprint check and a
 // v-bit value); a key's three slots, in the binary fuse layout, XOR to fp(key)·2^v + value(key). A stored

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Everything in one include: every kind (through kinds.hpp, the one list), the run-time dispatch, files,
 // planning, hashing and the RedisBloom-compatible types.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a static filter's construction reports: the filters built by peeling (xor, binary fuse, Bloomier)
 // and the Golomb-coded set fill it in.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A filter cascade (Larisch et al., "CRLite", IEEE S&P 2017): exact membership on a finite universe. Given
 // the included set R and the excluded set S (disjoint, together every key that will ever be asked), level
 // 1 is a Bloom filter of R; the keys of S it wrongly admits form the set level 2 holds; the keys of R that

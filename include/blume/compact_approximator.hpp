@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The compact approximator (Boldi & Vigna, "Compact approximation of lattice functions with applications
 // to large-alphabet text search"): a Bloom filter whose bits are generalised to cells
 // holding elements of a lattice. Inserting (key, v) joins v into the key's k cells; a lookup answers the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The counting Bloom filter (Fan, Cao, Almeida & Broder 2000): each bit of the classic filter becomes a
 // small counter, so keys can be erased. Counters saturate: one that reaches its maximum stays there on
 // insert and on erase, because after overflowing it no longer knows its true value, and decrementing it

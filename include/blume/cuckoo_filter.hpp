@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cuckoo filter (Fan, Andersen, Kaminsky & Mitzenmacher, "Cuckoo Filter: Practically Better Than
 // Bloom", CoNEXT 2014): a table of buckets of b slots, each slot holding an f-bit fingerprint of a key or
 // 0 for "empty". A key may live in two buckets; inserting into two full buckets evicts a resident

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shape of a cuckoo filter (cuckoo_geometry) and how the filter derives a key's fingerprint and
 // buckets from its digest: a hashing policy, checked by the cuckoo_hashing_policy concept. blume's own
 // policy, cuckoo_hashing, is below; redisbloom.hpp has RedisBloom's. cuckoo_filter.hpp is the filter.

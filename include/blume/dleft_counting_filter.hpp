@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The d-left counting Bloom filter (Bonomi, Mitzenmacher, Panigrahy, Singh & Varghese, "An Improved
 // Construction for Counting Bloom Filters", ESA 2006): what a counting Bloom filter does, erase included,
 // in about half its memory. A key's fingerprint h, uniform in [0, B·2^r), is stored once, as an r-bit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Error types thrown by blume. Everything derives from blume::error, so a surface (CLI, Redis module)
 // can catch one type and turn it into an exit status or an error reply.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writing filter files safely: the atomic save every surface uses, the writer lock, and the rules for what
 // a save may replace. A save changes the file a path names, never the path: through symbolic links it
 // writes the final target, it keeps the target's mode and owner, and it refuses what it cannot replace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How full a fixed-size filter is against what it was planned for. A bit-array filter given more distinct
 // keys than its design keeps answering, but "maybe" loses its meaning; callers (the blume tool's build and
 // add) compare `rate` with `target` to refuse an overfilled filter. Other kinds grow (scalable), refuse

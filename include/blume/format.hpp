@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The file format: a 192-byte little-endian header (128 bytes in version 1, still read), then the filter's
 // payload (for the Bloom kinds, the bit array exactly as it lies in memory). Layout, field by field, in docs/format.md. This is the only code
 // that reads or writes serialized filters; it validates everything before it trusts anything, and throws

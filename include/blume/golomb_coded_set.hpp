@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Golomb-coded set (Putze, Sanders & Singler, "Cache-, Hash- and Space-Efficient Bloom Filters", 2007;
 // the structure behind BIP 158's compact block filters): the keys' hashes reduced to [0, n·2^P), sorted,
 // and stored as Golomb-coded gaps. An absent key's value collides with a stored one with probability

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hashing: a key is hashed exactly once into a 128-bit digest; every probe, block choice and fingerprint
 // of every filter derives from that digest. The hash function is a policy (see `hasher` below) so a filter
 // can be built on another function (for example MurmurHash64A for RedisBloom data) without touching it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The invertible Bloom lookup table (Goodrich & Mitzenmacher, "Invertible Bloom Lookup Tables", Allerton
 // 2011; its use for set reconciliation: Eppstein, Goodrich, Uyeda & Varghese, "What's the Difference?
 // Efficient Set Reconciliation without Prior Context", SIGCOMM 2011). Each cell holds a count, the XOR of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a kind of filter is, as the rest of blume sees it: an id stored in file headers, a name, the
 // inputs it is built from, and the capabilities detected from its members. Each kind declares these in
 // its own header (see ARCHITECTURE.md, "Adding a kind"); kinds.hpp lists the kinds and derives every

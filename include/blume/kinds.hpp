@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one list of kinds. Every dispatch over kinds (names, ids, the static ones, the variant of any kind,
 // planning by kind, the tool's choices, the benchmark's contestants, the typed tests) is derived from
 // filter_types below; a kind describes itself in its own header (kind.hpp says what it declares), so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The layered Bloom filter (as described in Tarkoma, Rothenberg & Lagerspetz's survey, 2012): L Bloom
 // filters of one geometry stacked as layers, which count how many times a key was inserted, up to L. An
 // insert goes into the first layer that does not yet hold the key; count(key) is the deepest layer l such

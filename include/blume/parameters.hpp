@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a serialized filter records about its geometry, besides kind, hash, seed and item count. The fields
 // are named for their place in the header, because each kind gives them its own meaning (its header and
 // docs/format.md say which); unused fields are zero.

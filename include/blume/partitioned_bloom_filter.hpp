@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The partitioned Bloom filter: k slices of m/k bits, probe i lands in slice i, so a key's probes never
 // collide with each other (Almeida et al. 2007 use it as the building block of scalable filters).
 #pragma once

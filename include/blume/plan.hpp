@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Planning math, all in one place: how many bits and probes a filter needs for n items at a target
 // false-positive rate, what rate a given geometry delivers, and how many items a filter holds judging by
 // its fill. Every formula names its source; tests hold the filters to these formulas and the formulas to

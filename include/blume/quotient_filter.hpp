@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The quotient filter (Bender, Farach-Colton, Johnson, Kraner, Kuszmaul, Medjedovic, Montes, Shetty,
 // Spillane & Zadok 2012, "Don't thrash: how to cache your hash on flash"): a compact hash table of
 // fingerprints. With s slots of r-bit remainders, a key's fingerprint F ∈ [0, s·2^r) splits into a quotient

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RedisBloom compatibility: the hashes, probe positions and geometry that RedisBloom (2.x and 8.x) uses
 // for its BF.* and CF.* filters, expressed as policies for blume's own scalable_bloom_filter and
 // cuckoo_filter, so data written by RedisBloom answers identically in blume and the other way round.

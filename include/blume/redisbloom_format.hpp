@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RedisBloom's data formats for BF.* and CF.* filters, so a blume module reads and writes exactly the
 // bytes RedisBloom does: the SCANDUMP/LOADCHUNK stream (also what AOF rewrites emit) and the fields of its
 // RDB encoding, plus the little state RedisBloom keeps beside a filter (option bits, a delete counter). The Redis API calls that move the fields stay in the module; what the fields mean, how they

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scalable Bloom filter (Almeida, Baquero, Preguiça & Hutchison 2007): a chain of filters that grows
 // when the newest one reaches its capacity, so n need not be known in advance, while the compound
 // false-positive rate stays under the target.

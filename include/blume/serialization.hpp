@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The contract between a kind and the file format (format.hpp): what a filter hands the writer and what
 // the reader hands back. Each kind's header static_asserts it for its types.
 #pragma once

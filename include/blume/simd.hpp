@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Run-time choice between the AVX2 and the portable code paths. Both compute identical bits; AVX2 is used
 // when the CPU has it unless switched off (for tests comparing the paths, and benchmarks).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The spatial Bloom filter (Palmieri, Calderoni & Maio 2014): several disjoint sets in one array of cells,
 // answering which set a key belongs to. Sets are numbered 1..s in priority order; inserting a key of set i
 // raises its k cells to at least i, and a lookup answers the smallest of its k cells (0: no set). It is

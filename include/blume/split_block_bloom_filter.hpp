@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The split-block Bloom filter: 256-bit blocks of eight 32-bit words with exactly one probe per word
 // (k = 8), the layout of Apache Parquet's bloom filters. Like the blocked filter a lookup costs one cache
 // miss, and here it is a handful of SIMD instructions; the planner sizes it with its real rate

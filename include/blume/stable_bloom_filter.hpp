@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stable Bloom filter (Deng & Rafiei 2006) for duplicate detection on endless streams: cells of d bits
 // instead of bits; every insert first decrements P randomly chosen cells, then sets the key's k cells to
 // Max = 2^d − 1. Old keys fade, so the fraction of zero cells, and with it the false-positive rate,

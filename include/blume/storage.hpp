@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Storage: zeroed, 64-byte aligned memory that knows nothing about filters. It is either owned
 // (heap memory, with large blocks placed so the kernel can back them with 2 MiB pages) or a private
 // mapping of a file (copy-on-write: a filter opened from a file can be queried without copying it and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The strata estimator of Eppstein, Goodrich, Uyeda & Varghese ("What's the Difference? Efficient Set
 // Reconciliation without Prior Context", SIGCOMM 2011, §3.2): how large is A △ B, without either side
 // knowing it, so that an invertible table can be sized for it before it is sent. Each side keeps 32 small

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The variable-increment counting Bloom filter (Rottenstreich, Kanizo & Keslassy, "The Variable-Increment
 // Counting Bloom Filter", INFOCOM 2012 / IEEE/ACM ToN 2014): a counting filter whose key adds, at each of
 // its k counters, an increment g drawn by a hash from D_L = [L, 2L) instead of 1. Any sum of two or more

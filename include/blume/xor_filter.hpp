@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Static filters of fingerprints XORed over three slots: the xor filter (Graf & Lemire, "Xor Filters:
 // Faster and Smaller Than Bloom and Cuckoo Filters", JEA 2020) and the binary fuse filter (Graf & Lemire,
 // "Binary Fuse Filters: Fast and Smaller Than Xor Filters", JEA 2022). Built once from the whole key set,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """blume: Bloom filters and their whole family, from the blume C++ library.
 
 A filter answers "is this key in the set?" in a fraction of the memory of a set: "no" is certain,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Type stubs for blume (the extension blume._blume and its package)."""
 
 import os

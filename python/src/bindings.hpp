@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the Python module's parts share: the object Python holds, the errors it raises, how a Python key
 // becomes the bytes the library hashes, and the locking that lets calls release the GIL. The module has no
 // filter logic of its own: every answer comes from the library through any_filter.

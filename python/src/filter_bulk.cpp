@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Many keys at once: add_many, contains_many, count_contained. Keys become digests a chunk at a time
 // (key_chunks.hpp) and each chunk goes to the library's pipelined bulk calls with the GIL released, so a
 // Python program gets the batched speed and other Python threads run meanwhile.

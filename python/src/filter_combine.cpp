@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Two filters together: union (merge, |, |=), intersection (intersect, &, &=), and the estimates of the
 // union's and intersection's sizes and of the Jaccard index that bit-array kinds read off their fill.
 #include <mutex>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a filter is: info() (the fields of `blume info --json`, as a dict), len(), repr(), and the few
 // properties a program reads often.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Filters as bytes and files, the same bytes the blume tool reads and writes (docs/format.md): save (atomic,
 // under the file's writer lock), load (into memory), open (a private mapping: nothing copied, pages shared
 // with every process that opens the file), to_bytes/from_bytes and pickling; and build, for the kinds made

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One key at a time: add, in, discard/remove, count, find. Each call hashes the key once with the filter's
 // own hasher and asks the kind's digest call; a kind without the call raises UnsupportedOperation.
 #include <cstdint>

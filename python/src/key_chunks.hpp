@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keys from Python, as digests a chunk at a time: what the bulk calls and build() read. A source hands each
 // chunk to a sink without the GIL; Python objects are touched only with it (a list's strings are hashed
 // under it), while a NumPy integer array and a key file need no Python objects and are hashed without it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The module blume._blume: errors, keys, the Filter class and one class per kind, and planning. The
 // package blume (python/blume/__init__.py) re-exports it.
 #include <pybind11/stl.h>

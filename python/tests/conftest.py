@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures of the Python tests: the blume tool (when built) and sizes that shrink under sanitizers."""
 
 import math
@@ -12,6 +13,9 @@ FIXTURES = REPO / "tests" / "fixtures"
 
 # Sanitized builds run every call several times slower: the statistical tests use fewer keys there.
 SANITIZED = os.environ.get("BLUME_SANITIZED") == "1"
+# The sanitizer runtime preloaded into this interpreter is loaded by now. The tool's sanitized build carries
+# its own copy, and a second one preloaded into it would abort it: the tools these tests start go without.
+os.environ.pop("LD_PRELOAD", None)
 SCALE = 0.2 if SANITIZED else 1.0
 
 

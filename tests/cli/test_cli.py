@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The blume command-line tool, run as a real binary: every subcommand's happy path, round trips
 build -> query -> info -> merge, stdin and file input, exit codes, JSON, the progress line, and bad input
 (one line on stderr, exit status 2, no partial or damaged output)."""

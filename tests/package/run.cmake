@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Installs blume from BUILD_DIR into a scratch prefix, then configures, builds and runs the consumer.
 set(prefix "${WORK_DIR}/prefix")
 file(REMOVE_RECURSE "${WORK_DIR}")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared pieces of the module's integration tests: where the module is, and a test case that starts one
 real redis-server with it per class and empties it before every test."""
 

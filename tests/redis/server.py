@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Start real redis-server processes for the module's integration tests.
 
 Dependency-free apart from redis-py (Debian's python3-redis). Run the tests with /usr/bin/python3: that is

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """What the module offers beyond RedisBloom, on real servers: BF.MERGE, BF.ESTIMATE and BF.INFO ESTIMATE,
 BF.QUERY, BF.RESERVE IFNOTEXISTS, and TTL on BF.RESERVE, BF.INSERT and CF.RESERVE; with RESP2 and RESP3
 replies, persistence (RDB, AOF), a replica, and Redis Cluster routing."""

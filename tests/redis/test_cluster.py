@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Sharded filters (docs/redis.md, "Sharded filters on Redis Cluster") on a 3-primary, 3-replica Redis
 Cluster on loopback, every node loading the module.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Data compatibility with RedisBloom: bytes RedisBloom 2.8.20 itself produced on Debian's redis-server
 7.0.15 (SCANDUMP streams, DUMP payloads, INFO replies) are produced by blume for the same commands, and
 load into blume filters that answer every query identically."""

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Module configuration: RedisBloom's load-time arguments and bf-*/cf-* configs (CONFIG GET/SET bf.<name>),
 and blume's max-capacity, which lifts the 2^30 capacity limit but still refuses what memory cannot hold."""
 

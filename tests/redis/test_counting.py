@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """CBF.*, the counting Bloom filter type, on real servers: replies (RESP2 and RESP3), deletes and their
 hazard, counter saturation, the measured false-positive rate against the model, the value as blume's
 file bytes (the same bytes `blume build` writes), persistence, replication, cluster routing and hostile

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """CF.* on a real redis-server: RedisBloom's replies, defaults and error strings, RESP2 and RESP3."""
 
 import unittest

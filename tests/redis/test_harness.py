@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Self-test of the server harness, without any module: run with /usr/bin/python3 tests/redis/test_harness.py"""
 
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Hostile input never crashes the server, never changes what it refuses to change, and never allocates
 more than a header justifies: corrupt RESTORE payloads (with valid checksums, so the module itself must
 notice), forged LOADCHUNK headers and chunks, and arguments of every wrong shape."""

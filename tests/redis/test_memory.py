@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """What a filter costs the server: INFO's used_memory grows by the filter's reported Size, give or take
 the allocator's rounding of each block to its size class, for every type at sizes from a few KiB to
 128 MiB, right at size-class boundaries (a power-of-two cuckoo table, Bloom and counting arrays fitted

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Persistence and distribution through Redis itself, with real servers: RDB save and restart, DEBUG
 RELOAD, AOF rewrite and a restart from the AOF alone, a replica receiving every write, MEMORY USAGE, COPY,
 and a 3-master Redis Cluster where redis-cli -c routes every command to the node that owns the key."""

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """`blume build --redisbloom` and `blume redis push|pull` against real servers: a pushed key answers exactly
 like one filled by BF.MADD (the same SCANDUMP bytes), files come back byte for byte, other kinds and
 existing keys are refused, and a Redis Cluster routes every chunk to the key's node."""

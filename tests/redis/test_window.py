@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """WBF.*, the windowed filter type ("seen within the last window"), on real servers: time and item
 windows, the primary's clock in replication and AOF replay (WBF.ADDAT), the measured false-positive rate
 against the model, files from `blume build --kind aging`, persistence, cluster routing and hostile

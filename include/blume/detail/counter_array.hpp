@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the two counter layouts (counting_layout, variable_increment_layout) share: m counters of W bits
 // packed into 64-bit words and probed by double hashing like the classic filter's bits. The layouts differ
 // only in what an insert adds and what a lookup accepts, so this holds the geometry, counter access, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A cuckoo filter's tables, apart from the filter: how slots are packed and buckets tested. Nothing here
 // knows about sub-filters, growth or relocation (cuckoo_filter.hpp); the lookup paths take the hashing
 // policy as a parameter.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Validation shared by the layouts: every geometry is checked before anything is allocated.
 #pragma once
 

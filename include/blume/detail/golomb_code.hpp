@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Golomb codes (Golomb 1966) over a bit stream of little-endian 64-bit words, for sorted hashes stored or
 // sent as gaps: the Golomb-coded set's stream, and the packets of hashes that processing elements send
 // each other. A gap g is written as q = ⌊g / M⌋ ones and a zero, then r = g mod M in truncated binary: in

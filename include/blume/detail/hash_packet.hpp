@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A packet of sorted hash values, Golomb-coded: what one processing element sends another when a filter is
 // spread over several (the distributed filters: Sanders, Schlag & Müller, "Communication efficient
 // algorithms for fundamental big data problems", 2013). n values spread over a range R have gaps of mean

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // f(i) for i in [first, last), computed as it is read: millions of generated keys for tests and benchmarks
 // without holding them. Written out rather than std::views::iota | std::views::transform, which clang 14
 // cannot compile against GCC 12's standard library (iota_view fails its own range concept there).

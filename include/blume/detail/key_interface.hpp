@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The key overloads every filter offers, written once. A filter answers for digests (insert(const digest&),
 // contains(const digest&), and where it has them erase, count, try_insert, insert_concurrent, find); this
 // base gives it the same calls for keys, each hashing the key once with the filter's hasher(), and the bulk

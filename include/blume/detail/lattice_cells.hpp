@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An array of m cells holding lattice values, probed k times per key with the classic probe sequence:
 // the storage and probing the compact approximator and the spatial filter share. Inserting joins the
 // value into the key's k cells; a lookup meets them. Cells are native unsigned integers, little-endian in

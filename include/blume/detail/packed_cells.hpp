@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Storage of W-bit cells (W = 1, 2, 4 or 8) packed into 64-bit words: the counters of counting filters
 // and the cells of stable filters. Knows nothing about filters.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Construction of the static filters (xor, binary fuse, Bloomier): every key hash names three slots of an
 // array, and the array is filled so that the three slots of each key XOR to a value derived from it.
 // That is possible when the 3-hypergraph of keys over slots can be peeled (Botelho, Pagh & Ziviani 2007;

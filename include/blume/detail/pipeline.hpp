@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Software pipelining for bulk calls, shared by every filter that can prefetch: items are turned into
 // digests batch_size at a time and each digest's memory is prefetched as soon as it is known; batch i is
 // used only after batch i+1 has been hashed and prefetched, so every prefetch has a whole batch of work to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // insert/contains/prefetch for layouts whose probes are independent bit positions in one flat array
 // (classic and partitioned). The layout supplies for_each_probe(digest, fn): call fn(bit position) for
 // each probe while fn returns true, and return whether all did.

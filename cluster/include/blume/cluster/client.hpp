@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Redis Cluster client for the sharded filters: the slot map, one connection per node, pipelines per node,
 // and the redirections a cluster sends while slots move or a primary fails over. Built on hiredis, which
 // stays out of this header: replies are copied into `reply`.

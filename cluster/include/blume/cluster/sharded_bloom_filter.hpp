@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One logical Bloom filter over many keys of a Redis Cluster. Each shard key is an ordinary RedisBloom
 // filter (BF.RESERVE), so every tool that reads RedisBloom reads a shard; the shard of an item comes from
 // its XXH3 digest, independent of the MurmurHash probes inside the shard. Shards stay far below the size

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Filters between files and Redis keys, through the module's chunk commands: `blume redis push` and
 // `pull`. A file's kind decides the key's type:
 //   counting (4- or 8-bit counters)      CBF   the stream is the file's bytes (CBF.LOADCHUNK)

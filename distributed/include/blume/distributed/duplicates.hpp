@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Distributed duplicate detection (Sanders, Schlag & Müller 2013, §4): which keys occur more than once
 // across the inputs of all PEs, with little traffic when most keys are unique.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one collective the distributed filters are built on: every rank sends one vector of 64-bit words to
 // every rank (MPI_Alltoallv), after telling each how many (MPI_Alltoall). Only this directory includes
 // <mpi.h>: the library's core headers stay free of MPI.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Bloom filter spread over the processing elements (PEs) of a shared-nothing machine, as Sanders, Schlag
 // & Müller describe it ("Communication efficient algorithms for fundamental big data problems", IEEE Big
 // Data 2013): one global filter of s bits, PE p holding bits [p·s/P, (p+1)·s/P). A bulk insert hashes each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replicating Bloom filters (Sanders, Schlag & Müller 2013): every PE builds a filter of the same geometry
 // from its own keys, then all end with the filter of all keys, through a hypercube exchange: in step i a PE
 // swaps its filter with the PE across dimension i (rank ⊕ 2^i) and merges it in, so after log2 P steps each
