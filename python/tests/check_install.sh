@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The two ways the README installs the Python package, each into a fresh temporary place, then
+# The two ways docs/python.md installs the Python package, each into a fresh temporary place, then
 # `import blume` from outside the source tree:
 #   check_install.sh cmake BUILD_DIR PYTHON RELATIVE_SITE_DIR   cmake --install into a prefix, on PYTHONPATH
 #   check_install.sh pip SOURCE_DIR PYTHON                       pip install --no-build-isolation . into a venv
