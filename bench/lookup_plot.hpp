@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "blume/split_block_bloom_filter.hpp"
+#include "blume/kinds/split_block_bloom_filter.hpp"
 #include "gnuplot.hpp"
 #include "results.hpp"
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // blume_bench: blume's filters against std::unordered_set, absl::flat_hash_set and libbloom, in one run.
-// Prints the tables and the targets evaluation, and writes them to docs/benchmarks.md.
+// Prints the tables and the targets evaluation; with --output, writes them as Markdown too (with --section, the
+// one section of docs/benchmarks.md that scripts/bench-report.sh asks for).
 // Run `blume_bench --help` for the options; docs/benchmarks.md says why it measures as it does.
 
 #include <sched.h>
@@ -102,8 +103,14 @@ std::string usage() {
          option("--static", "the static-filter run: --kinds " + join(static_preset(), ",") +
                                 " and every baseline (an explicit --kinds or --baselines wins); evaluates the static "
                                 "targets") +
-         option("--output PATH", "Markdown report (default <source>/docs/benchmarks.md; \"none\" to skip)") +
+         option("--output PATH",
+                "also write the run as a Markdown report to PATH (default none: the terminal only; "
+                "scripts/bench-report.sh assembles docs/benchmarks.md from --section runs)") +
          option("--append", "add this run to the report instead of replacing it") +
+         option("--section",
+                "write --output (required) as one section of docs/benchmarks.md, which "
+                "scripts/bench-report.sh assembles: every configuration's medians in one table and the "
+                "targets evaluated; no title, spreads or plots") +
          option("--cpu N", "pin to CPU N with sched_setaffinity (default 1; -1: do not pin)") +
          option("--fpr-plot",
                 "instead of the timed run: every kind built for n keys (default 1M) at rates from 20% to "
@@ -126,9 +133,11 @@ struct options {
   std::uint64_t probes = 10'000'000;
   std::vector<std::string> kinds = core_kinds();
   std::vector<std::string> baselines = {"unordered_set", "absl", "libbloom"};
-  std::string output = std::string(build_info::source_dir) + "/docs/benchmarks.md";
+  // Never docs/benchmarks.md by default: that report is assembled from sections, which a whole run would replace.
+  std::string output = "none";
   bool output_given = false;
   bool append = false;
+  bool section = false;
   int cpu = 1;
   bool quick = false;
   bool family = false;
@@ -239,6 +248,8 @@ options parse_options(int argc, char** argv) {
       o.output_given = true;
     } else if (arg == "--append") {
       o.append = true;
+    } else if (arg == "--section") {
+      o.section = true;
     } else if (arg == "--cpu") {
       o.cpu = std::stoi(std::string(value()));
     } else if (arg == "--quick") {
@@ -270,11 +281,12 @@ options parse_options(int argc, char** argv) {
     if (!items_given) o.items = {1'000'000};
     if (!probes_given) o.probes = 1'000'000;
   }
+  // Its default output is the whole report, which a section would replace.
+  if (o.section && !o.output_given) throw std::invalid_argument("--section needs --output");
   if (o.quick) {
     if (!items_given) o.items = {1'000'000};
     if (!probes_given) o.probes = 1'000'000;
     if (!reps_given) o.reps = 1;
-    if (!o.output_given) o.output = "none";
   }
   return o;
 }
@@ -445,7 +457,12 @@ int run(int argc, char** argv) {
     std::cout << kinds.to_text() << "\n";
   std::cout << "checksum of all hit counts: " << checksum << "\n";
 
-  if (o.output != "none") {
+  if (o.output != "none" && o.section) {
+    std::ofstream out(o.output, std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + o.output);
+    out << markdown_section(env, configs, checks, family_checks, static_checks);
+    std::cout << "section written to " << o.output << "\n";
+  } else if (o.output != "none") {
     const bool standalone = !o.append || !std::filesystem::exists(o.output);
     std::ofstream out(o.output, o.append ? std::ios::app : std::ios::trunc);
     if (!out) throw std::runtime_error("cannot write " + o.output);

@@ -629,7 +629,8 @@ std::string markdown_report(const run_environment& env, const std::vector<config
   std::ostringstream md;
   if (standalone) {
     md << "# blume benchmarks\n\n"
-          "Written by `blume_bench` (bench/); rerun it to refresh this file (`--append` adds a run below instead).\n"
+          "Written by `blume_bench` (bench/): one run's tables (`--append` adds a run below). The project's report,\n"
+          "docs/benchmarks.md, is assembled by `scripts/bench-report.sh`, which runs this program with `--section`.\n"
           "Build: `cmake --preset release && cmake --build --preset release --target blume_bench`.\n\n"
           "How to read the tables:\n\n"
           "- Times are nanoseconds per key, the median of the runs; the min / median / max table shows the spread.\n"
@@ -747,6 +748,67 @@ std::string markdown_report(const run_environment& env, const std::vector<config
     md << "Every kind against the same thresholds (speed-ups: the baseline's negative lookup loop ÷ the kind's "
           "batched negative lookups):\n\n"
        << kinds.to_markdown() << "\n";
+  return md.str();
+}
+
+std::string markdown_section(const run_environment& env, const std::vector<config_result>& configs,
+                             const std::vector<target_check>& checks, const std::vector<target_check>& family_checks,
+                             const std::vector<target_check>& static_checks) {
+  std::ostringstream md;
+  md << "Compiler: " << env.compiler << ". Pinning: " << env.pinning << ".\n\n";
+  // One sentence when the configurations looked up as many keys, as often (those of one run do, unless n < probes).
+  const bool same_lookups = std::all_of(configs.begin(), configs.end(), [&](const config_result& c) {
+    return c.positive_probes == configs.front().positive_probes &&
+           c.negative_probes == configs.front().negative_probes && c.reps == configs.front().reps;
+  });
+  if (same_lookups && !configs.empty()) {
+    const config_result& c = configs.front();
+    md << "Target FPR 1%; " << format_count(c.positive_probes) << " present and " << format_count(c.negative_probes)
+       << " absent keys looked up in random order; median of " << c.reps << " run" << (c.reps == 1 ? "" : "s")
+       << ".\n\n";
+  } else {
+    for (const auto& c : configs) md << "- " << config_title(c) << "\n";
+    md << "\n";
+  }
+  // The configurations of one run have the same contestants, hence the same columns: their rows stack into
+  // one table, each led by its n and key type.
+  table all;
+  all.left_aligned_columns = 2;
+  for (const auto& c : configs) {
+    table t = medians_table(c);
+    if (all.header.empty()) {
+      all.header = t.header;
+      all.header.insert(all.header.begin(), "n, keys");
+    }
+    for (auto& row : t.rows) {
+      row.insert(row.begin(), format_items(c.items) + (c.key_short_name == "int" ? " int" : " e-mail"));
+      all.rows.push_back(std::move(row));
+    }
+  }
+  md << all.to_markdown() << "\n";
+  std::string problems;
+  for (const auto& c : configs)
+    for (const auto& r : c.rows)
+      for (const auto& p : r.problems)
+        problems += "- **Problem** with " + r.name + " (n = " + format_items(c.items) + ", " +
+                    std::string(c.key_short_name) + "): " + p + "\n";
+  if (!problems.empty()) md << problems << "\n";
+  // A kind's geometry depends on n, not on the key type: once per key count.
+  std::vector<std::uint64_t> described;
+  for (const auto& c : configs) {
+    const std::string d = details_text(c);
+    if (d.empty() || std::find(described.begin(), described.end(), c.items) != described.end()) continue;
+    described.push_back(c.items);
+    md << "Geometry after n = " << format_items(c.items) << " inserts:\n\n";
+    std::istringstream lines(d);
+    for (std::string line; std::getline(lines, line);) md << "- " << line << "\n";
+    md << "\n";
+  }
+  std::vector<target_check> evaluated;
+  for (const auto* group : {&checks, &family_checks, &static_checks})
+    for (const auto& c : *group)
+      if (c.passed) evaluated.push_back(c);
+  if (!evaluated.empty()) md << targets_table(evaluated).to_markdown();
   return md.str();
 }
 

@@ -63,6 +63,12 @@ table kinds_against_targets_table(const std::vector<config_result>& configs);
 std::string markdown_report(const run_environment& env, const std::vector<config_result>& configs,
                             const std::vector<target_check>& checks, const std::vector<target_check>& family_checks,
                             bool standalone, const std::vector<target_check>& static_checks = {});
+/// One section of docs/benchmarks.md, for scripts/bench-report.sh to place under its heading and stamp with the
+/// date, commit and machine: the medians of every configuration in one table, then the targets the run could
+/// evaluate. Spreads and the limit probe stay on the terminal, where a busy run shows.
+std::string markdown_section(const run_environment& env, const std::vector<config_result>& configs,
+                             const std::vector<target_check>& checks, const std::vector<target_check>& family_checks,
+                             const std::vector<target_check>& static_checks);
 /// The static-filter targets (xor, binary fuse, Golomb-coded set), per configuration run.
 std::vector<target_check> evaluate_static_targets(const std::vector<config_result>& configs);
 

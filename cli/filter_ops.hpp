@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "blume/any_filter.hpp"
-#include "blume/file_io.hpp"
 #include "blume/fill.hpp"
+#include "blume/io/file_io.hpp"
 #include "key_input.hpp"
 #include "shared.hpp"
 

@@ -18,8 +18,9 @@
 #include <system_error>
 
 #include "blume/error.hpp"
-#include "blume/format.hpp"
+#include "blume/io/format.hpp"
 #include "blume/storage.hpp"
+#include "blume/version.hpp"
 #include "shared.hpp"
 
 namespace {
@@ -78,7 +79,7 @@ int main(int argc, char** argv) {
   install_signal_handlers();
   CLI::App app{"blume: probabilistic membership filters (Bloom filters and their family), stored as files", "blume"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("blume ") + BLUME_VERSION + " (file format " +
+  app.set_version_flag("--version", std::string("blume ") + blume::version + " (file format " +
                                         std::to_string(blume::format_version) + ")");
   app.footer(
       "Answers: 'no' is certain for every kind except the forgetting ones (stable, aging), which answer "

@@ -16,6 +16,7 @@
 
 #include "blume/any_filter.hpp"
 #include "blume/plan.hpp"
+#include "blume/version.hpp"
 #include "number_text.hpp"
 
 namespace blume::surface {
@@ -28,10 +29,21 @@ struct report_field {
   std::string json;
 };
 
+/// What the file header's primary field of kind F holds: its size in the kind's size_unit (bits, counters,
+/// cells), or what the kind says it holds instead (a quotient filter's slots, a scalable chain's first layer
+/// capacity).
+template <class F>
+constexpr std::string_view primary_field_of() noexcept {
+  if constexpr (requires { F::primary_field; }) {
+    return F::primary_field;
+  } else {
+    return size_unit_of<F>().name;
+  }
+}
+
 /// The fields describing `filter`, whose header (as read from its file, or as saving it would write it)
-/// is `h`; `version` is the surface's blume version.
-inline std::vector<report_field> describe_filter(const any_filter& filter, const file_header& h,
-                                                 std::string_view version) {
+/// is `h`.
+inline std::vector<report_field> describe_filter(const any_filter& filter, const file_header& h) {
   using text::fixed;
   using text::human_bytes;
   using text::json_number;
@@ -45,7 +57,7 @@ inline std::vector<report_field> describe_filter(const any_filter& filter, const
     add(std::move(name), std::to_string(v), std::to_string(v));
   };
   add("kind", std::string(kind_name(h.kind)), json_string(kind_name(h.kind)));
-  add("version", "blume " + std::string(version), json_string(version));
+  add("version", "blume " + std::string(blume::version), json_string(blume::version));
   integer("format version", h.version);
   if (h.design.recorded()) {
     integer("planned capacity", h.design.items);
@@ -57,7 +69,8 @@ inline std::vector<report_field> describe_filter(const any_filter& filter, const
   add("hash", h.hash == hash_id::xxh3_128 ? "xxh3-128" : "murmur64a",
       json_string(h.hash == hash_id::xxh3_128 ? "xxh3-128" : "murmur64a"));
   integer("seed", h.seed);
-  integer("bits", h.primary);
+  integer(std::string(std::visit([](const auto& f) { return primary_field_of<std::decay_t<decltype(f)>>(); }, filter)),
+          h.primary);
   integer("hashes", h.secondary);
   integer("layout", h.layout);
   integer("inserted", h.inserted);

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "blume/any_filter.hpp"
-#include "blume/strata_estimator.hpp"
+#include "blume/kinds/strata_estimator.hpp"
 
 namespace {
 

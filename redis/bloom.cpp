@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // BF.*: RedisBloom's scalable Bloom filter commands, replies and errors (8.x where 2.8 differs), over
-// blume's RedisBloom-compatible chain (blume/redisbloom.hpp) and its codec (blume/redisbloom_format.hpp).
+// blume's RedisBloom-compatible chain (blume/compat/redisbloom.hpp) and its codec (blume/compat/redisbloom_format.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "blume/redisbloom_format.hpp"
+#include "blume/compat/redisbloom_format.hpp"
 #include "commands.hpp"
 #include "config.hpp"
 #include "data_type.hpp"

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "blume/redisbloom_format.hpp"
+#include "blume/compat/redisbloom_format.hpp"
 
 namespace blume::redis {
 

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string>
 
-#include "blume/counting_bloom_filter.hpp"
+#include "blume/kinds/counting_bloom_filter.hpp"
 #include "native.hpp"
 
 namespace blume::redis {

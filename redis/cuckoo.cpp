@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // CF.*: RedisBloom's cuckoo filter commands, replies and errors (8.x where 2.8 differs), over blume's
-// RedisBloom-compatible cuckoo filter (blume/redisbloom.hpp) and its codec (blume/redisbloom_format.hpp).
+// RedisBloom-compatible cuckoo filter (blume/compat/redisbloom.hpp) and its codec (blume/compat/redisbloom_format.hpp).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "blume/redisbloom_format.hpp"
+#include "blume/compat/redisbloom_format.hpp"
 #include "commands.hpp"
 #include "config.hpp"
 #include "data_type.hpp"

@@ -10,7 +10,7 @@
 #include <span>
 #include <string>
 
-#include "blume/redisbloom_format.hpp"
+#include "blume/compat/redisbloom_format.hpp"
 #include "codec.hpp"
 #include "config.hpp"
 #include "module_api.hpp"

@@ -1,19 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // The module's entry point: a drop-in for RedisBloom's BF.* and CF.* (module name "bf", the same data type
 // names and encodings), built on blume's filters. See docs/redis.md.
+#include "blume/version.hpp"
 #include "commands.hpp"
 #include "config.hpp"
 #include "memory.hpp"
 #include "module_api.hpp"
 
-namespace {
-constexpr int module_version = 10000;  // 1.0.0, as MODULE LIST shows it
-}
-
 extern "C" __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx* ctx, RedisModuleString** argv,
                                                                          int argc) {
   namespace api = blume::redis::api;
-  if (!api::load(ctx, "bf", module_version)) return api::err;
+  if (!api::load(ctx, "bf", blume::version_number)) return api::err;
   // Filters' bit arrays come from the server's allocator, so INFO memory and maxmemory account for them.
   blume::redis::install_storage_allocator();
   // A corrupt RESTORE payload or RDB answers "Bad data format" instead of stopping the server.

@@ -26,8 +26,8 @@
 #include <string_view>
 #include <variant>
 
-#include "blume/format.hpp"
-#include "blume/redisbloom_format.hpp"
+#include "blume/compat/redisbloom_format.hpp"
+#include "blume/io/format.hpp"
 #include "codec.hpp"
 
 namespace blume::redis {

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string>
 
-#include "blume/aging_bloom_filter.hpp"
+#include "blume/kinds/aging_bloom_filter.hpp"
 #include "native.hpp"
 
 namespace blume::redis {

@@ -48,6 +48,7 @@ test=(
   libbenchmark-dev       # micro-benchmarks
   libsqlite3-dev         # examples/semi_join (skipped without it)
   help2man               # the man page, generated from --help
+  dpkg-dev pkg-config    # the Debian package (cpack, dpkg-shlibdeps) and its install test (pkg-config)
   gnuplot-nox            # the benchmark's plots (docs/plots/)
   libabsl-dev libbloom-dev  # benchmark baselines: absl::flat_hash_set and libbloom
   python3-bitarray       # bench/python: the post's pure-Python Bloom filter

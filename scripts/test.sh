@@ -20,6 +20,9 @@ echo "=== format ==="
 bash scripts/check-format.sh
 if command -v ccache >/dev/null; then
   export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache
+  # Every clone hits the same entries: paths under the clone are hashed relative to it, and the working
+  # directory a -g compile records is left out of the hash (debug info may then name another clone's path).
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
   ccache --max-size=8G >/dev/null
 fi
 presets=("$@")

@@ -2,7 +2,7 @@
 // The aging Bloom filter: a sliding window over the last w items or the last T of time.
 #include <gtest/gtest.h>
 
-#include "blume/aging_bloom_filter.hpp"
+#include "blume/kinds/aging_bloom_filter.hpp"
 #include "forge.hpp"
 #include "test_support.hpp"
 

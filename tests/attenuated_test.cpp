@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "blume/attenuated_bloom_filter.hpp"
-#include "blume/format.hpp"
+#include "blume/io/format.hpp"
+#include "blume/kinds/attenuated_bloom_filter.hpp"
 #include "test_support.hpp"
 
 namespace {

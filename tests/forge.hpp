@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <span>
 
-#include "blume/format.hpp"
+#include "blume/io/format.hpp"
 
 namespace blume_test {
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "blume/format.hpp"
-#include "blume/golomb_coded_set.hpp"
+#include "blume/io/format.hpp"
+#include "blume/kinds/golomb_coded_set.hpp"
 #include "test_support.hpp"
 
 namespace {

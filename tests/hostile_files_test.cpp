@@ -16,7 +16,7 @@
 
 #include "blume/any_filter.hpp"
 #include "blume/blume.hpp"
-#include "blume/strata_estimator.hpp"
+#include "blume/kinds/strata_estimator.hpp"
 #include "forge.hpp"
 #include "test_support.hpp"
 

@@ -11,9 +11,9 @@
 #include <functional>
 #include <vector>
 
-#include "blume/bloomier_filter.hpp"
-#include "blume/cascade_filter.hpp"
-#include "blume/format.hpp"
+#include "blume/io/format.hpp"
+#include "blume/kinds/bloomier_filter.hpp"
+#include "blume/kinds/cascade_filter.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -400,6 +400,36 @@ TEST(Planner, PlanForBitsGivesLowerRatesForLargerBudgets) {
   }
 }
 
+TEST(Planner, SizesCountTheKindsOwnUnitsAndTheirBitsFillTheMemory) {
+  // A spatial filter of 8,865,953 cells is 70,927,624 bits (8.46 MiB), not 8,865,953 bits.
+  EXPECT_EQ(blume::size_unit_of<blume::spatial_bloom_filter<>>().name, "cells");
+  EXPECT_EQ(blume::size_unit_of<blume::spatial_bloom_filter<>>().bits, 8u);
+  EXPECT_EQ(blume::size_unit_of<blume::spatial_bloom_filter<std::uint16_t>>().bits, 16u);
+  EXPECT_EQ(blume::size_unit_of<blume::compact_approximator<>>().bits, 32u);
+  EXPECT_EQ(blume::size_unit_of<blume::counting_bloom_filter<>>().name, "counters");
+  EXPECT_EQ(blume::size_unit_of<blume::counting_bloom_filter<>>().bits, 4u);
+  EXPECT_EQ(blume::size_unit_of<blume::variable_increment_counting_filter<>>().name, "counters");
+  EXPECT_EQ(blume::size_unit_of<blume::stable_bloom_filter<>>().bits, 2u);
+  EXPECT_EQ(blume::size_unit_of<blume::invertible_bloom_filter<>>().bits, 128u);
+  EXPECT_EQ(blume::size_unit_of<blume::bloom_filter<>>().name, "bits");
+  EXPECT_EQ(blume::size_unit_of<blume::layered_bloom_filter<>>().bits, 1u);
+  // Every kind: its plan's units, at their width, are the memory the plan takes, give or take a table's slack.
+  blume::for_each_kind([](auto type) {
+    using F = typename decltype(type)::type;
+    if constexpr (F::input != blume::kind_input::included_and_excluded) {  // a cascade's plan takes two sets
+      if constexpr (requires { F::plan(std::uint64_t{1}, 0.5); }) {
+        const blume::filter_plan p = F::plan(1'000'000, 0.01);
+        const std::uint64_t bits = p.bits * blume::size_unit_of<F>().bits;
+        EXPECT_LE(bits, 8 * p.bytes) << F::name;
+        EXPECT_LT(8 * p.bytes - bits, 1024u) << F::name;
+      }
+    }
+  });
+  const std::vector<std::uint64_t> sets{250'000, 250'000, 250'000, 250'000};
+  const blume::filter_plan spatial = blume::spatial_bloom_filter<>::plan(sets, 0.01);
+  EXPECT_EQ(spatial.bytes, (spatial.bits + 7) / 8 * 8);  // a byte per 8-bit cell, in whole words
+}
+
 TEST(Planner, KindNamesRoundTrip) {
   for (filter_kind kind : blume::all_kinds) EXPECT_EQ(blume::parse_kind(blume::kind_name(kind)), kind);
   EXPECT_EQ(blume::kind_name(blume::split_block_bloom_filter<>::kind), "split-block");

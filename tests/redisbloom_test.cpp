@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "blume/redisbloom_format.hpp"
+#include "blume/compat/redisbloom_format.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "blume/scalable_bloom_filter.hpp"
+#include "blume/kinds/scalable_bloom_filter.hpp"
 #include "forge.hpp"
 #include "test_support.hpp"
 

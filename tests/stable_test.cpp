@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "blume/stable_bloom_filter.hpp"
+#include "blume/kinds/stable_bloom_filter.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "blume/format.hpp"
-#include "blume/xor_filter.hpp"
+#include "blume/io/format.hpp"
+#include "blume/kinds/xor_filter.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -149,6 +149,30 @@ TEST(VariableIncrement, PlansMeetTheirTarget) {
   EXPECT_THROW(vi<4>::plan(10, 1.5), blume::invalid_argument);
 }
 
+TEST(VariableIncrement, CapacityIsWhereItsOwnModelMakesKBest) {
+  // Planned for 1M keys at 1%: 4,121,392 counters and k = 5. The classic m·ln 2 / k says 571,346 keys, where
+  // this model's best k is 8; under it k = 5 is best from about 850,000 to 1,050,000 keys.
+  const blume::filter_plan p = vi<4>::plan(1'000'000, 0.01);
+  ASSERT_EQ(p.hashes, 5u);
+  const double m = static_cast<double>(p.bits);
+  const double load = vi<4>::layout_type::optimal_load(m, p.hashes);
+  EXPECT_GT(load, 850'000);
+  EXPECT_LT(load, 1'000'000);
+  const auto rate = [&](double k) { return vi<4>::layout_type::model_fpr(load, m, k); };
+  EXPECT_LT(rate(5), rate(4));
+  EXPECT_LT(rate(5), rate(6));
+  EXPECT_NEAR(rate(5 + 1e-2), rate(5 - 1e-2), 1e-3 * rate(5)) << "the rate's slope in k is zero there";
+  // What info shows and an unplanned file's overfill check reads: the filter's own, from its geometry.
+  const vi<4> f(100'000, 0.01);
+  EXPECT_DOUBLE_EQ(f.optimal_load(), vi<4>::layout_type::optimal_load(static_cast<double>(f.bits()), f.hashes()));
+  EXPECT_GT(f.optimal_load(), 1.4 * static_cast<double>(f.bits()) * blume::math::ln2 / f.hashes());
+  EXPECT_LT(f.predicted_fpr_at(f.optimal_load()), 0.01);
+  EXPECT_GT(f.predicted_fpr_at(f.optimal_load()), 0.004);
+  // The classic kinds keep the closed form.
+  const blume::counting_bloom_filter<> c(100'000, 0.01);
+  EXPECT_DOUBLE_EQ(c.optimal_load(), static_cast<double>(c.bits()) * blume::math::ln2 / c.hashes());
+}
+
 TEST(VariableIncrement, SaturatedCountersAreNeitherDecrementedNorMissed) {
   // One counter, one probe: a key of increment g saturates the 4-bit counter after 3 inserts or fewer.
   const typename vi<4>::layout_type layout(1, 1);

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "blume/any_filter.hpp"
+#include "blume/compat/redisbloom.hpp"
 #include "blume/plan.hpp"
-#include "blume/redisbloom.hpp"
 #include "filter_ops.hpp"
 #include "key_input.hpp"
 #include "progress.hpp"
@@ -221,14 +221,10 @@ int run_build(const build_options& options) {
     const bool keys_with_values = input_of(*o.kind) == kind_input::keys_with_values;
     const any_filter filter = keys_with_values ? build_map(o, *o.kind, keys) : build_cascade(o, keys);
     refuse_empty(o, keys, keys_with_values ? o.input : o.included);
-    filter_design design;  // a cascade is exact: no rate to record
-    if (keys != 0)
-      std::visit(
-          [&](const auto& f) {
-            if constexpr (requires { f.predicted_fpr(); })
-              if (decltype(+f.predicted_fpr()) rate = f.predicted_fpr(); rate > 0) design = {keys, rate};
-          },
-          filter);
+    // The rate asked for, as every other kind records it; what a map delivers (2^-f for f check bits, a
+    // spatial filter's worst set) is its own, and info shows that beside it. A cascade is exact: no rate.
+    filter_design design;
+    if (keys != 0 && keys_with_values) design = {keys, o.fpr};
     lock_target(lock, o.output, o.no_wait);
     write_output(filter, o.output, design, write_options{o.force});
     report_build(o, *o.kind, keys);

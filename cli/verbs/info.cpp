@@ -24,7 +24,7 @@ struct info_args {
 int run_info(const std::string& file, bool json) {
   file_header h;
   const any_filter filter = open_filter(file, verify::full, &h);  // verifies the checksums: a damaged file is an error
-  std::vector<surface::report_field> fields = surface::describe_filter(filter, h, BLUME_VERSION);
+  std::vector<surface::report_field> fields = surface::describe_filter(filter, h);
   fields.push_back({"checksum", "ok (header and payload)", json_string("ok")});
   if (json) {
     std::printf("%s\n", surface::report_json(fields).c_str());

@@ -154,8 +154,12 @@ int run_plan(const plan_options& o) {
       out += (i ? ", " : "") + std::string("{\"kind\": ") + json_string(kind_name(r.kind));
       if (r.plan) {
         const bool exact = input_of(r.kind) == kind_input::included_and_excluded;
-        out += ", \"bits\": " + std::to_string(r.plan->bits) + ", \"bytes\": " + std::to_string(r.plan->bytes) +
-               ", \"hashes\": " + std::to_string(r.plan->hashes) +
+        const size_unit unit = size_unit_of(r.kind);
+        out += ", \"bits\": " + std::to_string(r.plan->bits * unit.bits);
+        if (unit.bits != 1)
+          out += ", " + json_string(unit.name) + ": " + std::to_string(r.plan->bits) + ", " +
+                 json_string(std::string(unit.one) + "_bits") + ": " + std::to_string(unit.bits);
+        out += ", \"bytes\": " + std::to_string(r.plan->bytes) + ", \"hashes\": " + std::to_string(r.plan->hashes) +
                ", \"bits_per_key\": " + json_number(r.plan->bits_per_key()) +
                ", \"predicted_fpr\": " + (exact ? std::string("0") : json_number(r.plan->predicted_fpr));
       } else {
@@ -195,9 +199,15 @@ int run_plan(const plan_options& o) {
     const filter_plan& p = *r.plan;
     // A cascade's k column is its levels, and it has no false positives on its universe.
     const bool exact = input_of(r.kind) == kind_input::included_and_excluded;
-    std::printf("%-12s %16llu %12s %4u %9s %14s\n", std::string(kind_name(r.kind)).c_str(),
-                static_cast<unsigned long long>(p.bits), human_bytes(static_cast<double>(p.bytes)).c_str(), p.hashes,
-                fixed(p.bits_per_key(), 2).c_str(), exact ? "exact" : percent(p.predicted_fpr).c_str());
+    // The bits column is always bits; a kind sized in wider units gives their count after the rate.
+    const size_unit unit = size_unit_of(r.kind);
+    const std::string units = unit.bits == 1 ? std::string()
+                                             : "  " + std::to_string(p.bits) + " " + std::string(unit.name) + " of " +
+                                                   std::to_string(unit.bits) + " bits";
+    std::printf("%-12s %16llu %12s %4u %9s %14s%s\n", std::string(kind_name(r.kind)).c_str(),
+                static_cast<unsigned long long>(p.bits * unit.bits), human_bytes(static_cast<double>(p.bytes)).c_str(),
+                p.hashes, fixed(p.bits_per_key(), 2).c_str(), exact ? "exact" : percent(p.predicted_fpr).c_str(),
+                units.c_str());
   }
   if (!compare) return 0;
   std::printf("\nfor comparison:\n");

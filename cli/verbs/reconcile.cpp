@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "blume/any_filter.hpp"
-#include "blume/strata_estimator.hpp"
+#include "blume/kinds/strata_estimator.hpp"
 #include "filter_ops.hpp"
 #include "key_input.hpp"
 #include "shared.hpp"

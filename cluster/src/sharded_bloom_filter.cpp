@@ -11,9 +11,9 @@
 #include <cstdio>
 #include <initializer_list>
 
+#include "blume/compat/redisbloom.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
-#include "blume/redisbloom.hpp"
 
 namespace blume::cluster {
 

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "blume/counting_bloom_filter.hpp"
+#include "blume/compat/redisbloom_format.hpp"
 #include "blume/error.hpp"
-#include "blume/format.hpp"
+#include "blume/io/format.hpp"
 #include "blume/kinds.hpp"
-#include "blume/redisbloom_format.hpp"
+#include "blume/kinds/counting_bloom_filter.hpp"
 
 namespace blume::cluster {
 namespace {

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "blume/cluster/sharded_bloom_filter.hpp"
+#include "blume/compat/redisbloom.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
 #include "blume/plan.hpp"
-#include "blume/redisbloom.hpp"
 
 namespace bc = blume::cluster;
 

@@ -18,7 +18,7 @@
 
 #include "blume/build_stats.hpp"
 #include "blume/error.hpp"
-#include "blume/format.hpp"
+#include "blume/io/format.hpp"
 #include "blume/kinds.hpp"
 
 namespace blume {

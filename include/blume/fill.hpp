@@ -7,8 +7,8 @@
 
 #include <algorithm>
 
-#include "blume/basic_bloom_filter.hpp"
-#include "blume/format.hpp"
+#include "blume/io/format.hpp"
+#include "blume/kinds/basic_bloom_filter.hpp"
 
 namespace blume {
 

@@ -14,31 +14,31 @@
 #include <type_traits>
 #include <variant>
 
-#include "blume/aging_bloom_filter.hpp"
-#include "blume/attenuated_bloom_filter.hpp"
-#include "blume/blocked_bloom_filter.hpp"
-#include "blume/bloom_filter.hpp"
-#include "blume/bloomier_filter.hpp"
-#include "blume/cascade_filter.hpp"
-#include "blume/compact_approximator.hpp"
-#include "blume/counting_bloom_filter.hpp"
-#include "blume/cuckoo_filter.hpp"
-#include "blume/dleft_counting_filter.hpp"
 #include "blume/error.hpp"
-#include "blume/golomb_coded_set.hpp"
-#include "blume/invertible_bloom_filter.hpp"
+#include "blume/io/serialization.hpp"
 #include "blume/kind.hpp"
-#include "blume/layered_bloom_filter.hpp"
-#include "blume/partitioned_bloom_filter.hpp"
+#include "blume/kinds/aging_bloom_filter.hpp"
+#include "blume/kinds/attenuated_bloom_filter.hpp"
+#include "blume/kinds/blocked_bloom_filter.hpp"
+#include "blume/kinds/bloom_filter.hpp"
+#include "blume/kinds/bloomier_filter.hpp"
+#include "blume/kinds/cascade_filter.hpp"
+#include "blume/kinds/compact_approximator.hpp"
+#include "blume/kinds/counting_bloom_filter.hpp"
+#include "blume/kinds/cuckoo_filter.hpp"
+#include "blume/kinds/dleft_counting_filter.hpp"
+#include "blume/kinds/golomb_coded_set.hpp"
+#include "blume/kinds/invertible_bloom_filter.hpp"
+#include "blume/kinds/layered_bloom_filter.hpp"
+#include "blume/kinds/partitioned_bloom_filter.hpp"
+#include "blume/kinds/quotient_filter.hpp"
+#include "blume/kinds/scalable_bloom_filter.hpp"
+#include "blume/kinds/spatial_bloom_filter.hpp"
+#include "blume/kinds/split_block_bloom_filter.hpp"
+#include "blume/kinds/stable_bloom_filter.hpp"
+#include "blume/kinds/variable_increment_counting_filter.hpp"
+#include "blume/kinds/xor_filter.hpp"
 #include "blume/plan.hpp"
-#include "blume/quotient_filter.hpp"
-#include "blume/scalable_bloom_filter.hpp"
-#include "blume/serialization.hpp"
-#include "blume/spatial_bloom_filter.hpp"
-#include "blume/split_block_bloom_filter.hpp"
-#include "blume/stable_bloom_filter.hpp"
-#include "blume/variable_increment_counting_filter.hpp"
-#include "blume/xor_filter.hpp"
 
 namespace blume {
 
@@ -138,6 +138,14 @@ constexpr std::string_view kind_name(filter_kind k) noexcept {
   std::string_view name = "unknown";
   visit_kind(k, [&](auto type) { name = decltype(type)::type::name; });
   return name;
+}
+
+/// What kind `k`'s plans and headers count: bits for most, counters for a counting filter, cells for a spatial
+/// one (a plan's `bits` times the unit's width is its size in bits).
+constexpr size_unit size_unit_of(filter_kind k) noexcept {
+  size_unit unit;
+  visit_kind(k, [&](auto type) { unit = size_unit_of<typename decltype(type)::type>(); });
+  return unit;
 }
 
 constexpr std::optional<filter_kind> parse_kind(std::string_view name) noexcept {

@@ -15,6 +15,7 @@
 #include <numbers>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "blume/error.hpp"
@@ -69,13 +70,32 @@ inline constexpr double dleft_design_load = 0.75;
 /// A cell holds remainder and counter in at most 32 bits.
 inline constexpr std::uint32_t dleft_max_cell_bits = 32;
 
+/// What a kind's size counts. Most arrays are of single bits; a kind whose array is of wider units (a
+/// counting filter's counters, a spatial filter's cells) declares `static constexpr size_unit unit`, and
+/// its plan's `bits` and its file header's primary field are then a number of those units.
+struct size_unit {
+  std::string_view name = "bits";  // plural, as a size is shown: "8865953 cells"
+  std::string_view one = "bit";    // singular: "cell_bits" in JSON
+  std::uint32_t bits = 1;          // the width of one unit
+};
+
+/// The unit of kind (or layout) K's size.
+template <class K>
+constexpr size_unit size_unit_of() noexcept {
+  if constexpr (requires { K::unit; }) {
+    return K::unit;
+  } else {
+    return {};
+  }
+}
+
 /// The geometry chosen for a filter and what it is predicted to deliver.
 struct filter_plan {
   filter_kind kind{};        // 0: none
   std::uint64_t items = 0;   // the capacity n the plan is for
-  std::uint64_t bits = 0;    // m, after rounding to the kind's granularity (counters, for the counting kind)
+  std::uint64_t bits = 0;    // m, after rounding to the kind's granularity: bits, or its size_unit's counters or cells
   std::uint32_t hashes = 0;  // k
-  std::uint64_t bytes = 0;   // memory of the bit array
+  std::uint64_t bytes = 0;   // memory of the array
   double predicted_fpr = 0;  // at n items, under the kind's own model
   double bits_per_key() const noexcept { return items == 0 ? 0.0 : static_cast<double>(bytes) * 8.0 / items; }
 };
@@ -457,6 +477,27 @@ inline double vi_fpr_of_counters(std::span<const std::uint64_t> histogram, doubl
   double total = 0.0;
   for (const std::uint64_t h : histogram) total += static_cast<double>(h);
   return std::pow(vi_probe_pass(histogram, total, L), k);
+}
+
+/// The load at which k probes are the best choice for m counters under vi_fpr: where the rate's slope in k
+/// (k taken as real) is zero, as it is at m·ln 2 / k for the classic filter. A counter passes fewer absent
+/// keys than a set bit does, so more probes pay at a given load: the load for a given k lies well above
+/// m·ln 2 / k (about 1.6 times at k = 5, L = 4, W = 4).
+inline double vi_optimal_load(double m, double k, unsigned L, std::uint64_t saturated) {
+  const double h = 1e-3 * k;
+  // Negative below the load (more probes would lower the rate), positive above it.
+  const auto slope = [&](double n) {
+    return std::log(vi_fpr(n, m, k + h, L, saturated)) - std::log(vi_fpr(n, m, k - h, L, saturated));
+  };
+  double lo = m * ln2 / k, hi = lo;
+  while (lo > 1e-9 * m && slope(lo) > 0) lo /= 2;
+  while (hi < 1e9 * m && slope(hi) < 0) hi *= 2;
+  for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+    const double mid = lo + (hi - lo) / 2;
+    if (slope(mid) < 0) lo = mid;
+    else hi = mid;
+  }
+  return lo + (hi - lo) / 2;
 }
 
 /// Invertible Bloom lookup tables. Peeling a table of m cells in k subtables holding n entries lists them

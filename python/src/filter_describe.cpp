@@ -35,7 +35,7 @@ void bind_describe(py::class_<py_filter>& c) {
         {
           std::shared_lock lock(self.mutex, std::defer_lock);
           lock_releasing_gil(lock);
-          json = surface::report_json(surface::describe_filter(self.filter, h, BLUME_VERSION));
+          json = surface::report_json(surface::describe_filter(self.filter, h));
         }
         return py::module_::import("json").attr("loads")(json);
       },

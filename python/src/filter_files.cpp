@@ -105,13 +105,8 @@ py::object build(const std::string& kind_name_arg, py::object keys, double fpr, 
         throw invalid_argument(std::to_string(ks.size()) + " keys but " + std::to_string(vs.size()) + " values");
       py::gil_scoped_release release;
       any_filter f = build_map_filter(*kind, ks, vs, fpr, value_bits);
-      // Recorded as `blume build` records it: the keys and the rate the built filter has.
-      filter_design design;
-      std::visit(
-          [&](const auto& typed) {
-            if (const double rate = typed.predicted_fpr(); rate > 0 && !ks.empty()) design = {ks.size(), rate};
-          },
-          f);
+      // Recorded as `blume build` records it: the keys and the rate asked for.
+      const filter_design design = ks.empty() ? filter_design{} : filter_design{ks.size(), fpr};
       py::gil_scoped_acquire acquire;
       return wrap(std::move(f), design);
     }

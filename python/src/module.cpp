@@ -14,6 +14,7 @@
 #include "bindings.hpp"
 #include "blume/kinds.hpp"
 #include "blume/plan.hpp"
+#include "blume/version.hpp"
 
 namespace blume::python {
 
@@ -203,7 +204,13 @@ py::dict plan_dict(const filter_plan& p) {
   py::dict d;
   d["kind"] = std::string(kind_name(p.kind));
   d["capacity"] = p.items;
-  d["bits"] = p.bits;
+  // As `blume plan --json`: bits are bits; a kind sized in wider units also gives their count and width.
+  const size_unit unit = size_unit_of(p.kind);
+  d["bits"] = p.bits * unit.bits;
+  if (unit.bits != 1) {
+    d[py::str(std::string(unit.name))] = p.bits;
+    d[py::str(std::string(unit.one) + "_bits")] = unit.bits;
+  }
   d["hashes"] = p.hashes;
   d["bytes"] = p.bytes;
   d["bits_per_key"] = p.bits_per_key();
@@ -312,7 +319,7 @@ PYBIND11_MODULE(_blume, m) {
   namespace bp = blume::python;
   namespace py = pybind11;
   m.doc() = "blume: Bloom filters and their family, from the blume C++ library.";
-  m.attr("__version__") = BLUME_VERSION;
+  m.attr("__version__") = blume::version;
   bp::register_errors(m);
   py::class_<bp::py_filter> filter(m, "Filter",
                                    "A probabilistic membership filter of any kind: 'no' is certain, 'maybe' is "

@@ -6,6 +6,7 @@ import fcntl
 import io
 import json
 import os
+import pathlib
 import pickle
 import pydoc
 import re
@@ -88,6 +89,14 @@ def test_typed_classes_construct_and_static_ones_point_to_build():
         blume.Xor8Filter(1000)
     with pytest.raises(blume.UnsupportedOperation, match=r"blume.build\('bloomier'"):
         blume.Filter("bloomier", 1000)
+
+
+def test_maps_record_the_rate_asked_for_not_their_own():
+    for kind in MAPS:
+        f = make(kind, 1000, fpr=0.003)
+        assert (f.capacity, f.fpr) == (1000, 0.003), kind
+        assert blume.from_bytes(f.to_bytes()).info()["target_FPR"] == 0.003, kind
+    assert make("bloomier", 1000, fpr=0.003).predicted_fpr == 2**-9  # its own rate: 9 check bits
 
 
 def test_repr_len_and_truth():
@@ -430,6 +439,14 @@ def test_plan_matches_the_practitioners_numbers():
         blume.plan(1000, 0.01, memory=1000)
 
 
+def test_plan_bits_are_bits_and_wider_units_are_named():
+    p = blume.plan(1_000_000, 0.01, kind="counting")
+    assert p["counter_bits"] == 4 and p["bits"] == p["counters"] * 4 <= p["bytes"] * 8
+    s = blume.plan(1_000_000, 0.01, kind="stable")
+    assert s["bits"] == s["cells"] * s["cell_bits"]
+    assert "cells" not in blume.plan(1_000_000, 0.01, kind="bloom")
+
+
 # ---- threads ------------------------------------------------------------------------------------------------
 
 
@@ -468,6 +485,13 @@ def test_bulk_calls_release_the_gil_and_stay_correct_under_threads():
 
 
 # ---- documentation ---------------------------------------------------------------------------------------------
+
+
+def test_the_version_is_the_projects():
+    cmake = (pathlib.Path(__file__).resolve().parents[2] / "CMakeLists.txt").read_text(encoding="utf-8")
+    version = re.search(r"project\(blume VERSION ([0-9.]+)", cmake).group(1)
+    assert blume.__version__ == version
+    assert blume.Filter("bloom", capacity=100, fpr=0.01).info()["version"] == version
 
 
 def test_help_reads_and_the_stubs_name_everything():

@@ -54,6 +54,15 @@ class Configs(ModuleTestCase):
                                b"bf.cf-expansion-factor": b"1", b"bf.cf-max-expansions": b"32",
                                b"bf.max-capacity": b"1073741824", b"bf.max-filter-memory": b"268435456"})
 
+    def test_module_list_shows_the_projects_version(self):
+        # MODULE LIST's ver is major * 10000 + minor * 100 + patch of CMake's project(VERSION).
+        import os
+        import re
+        cmake = open(os.path.join(os.path.dirname(__file__), "..", "..", "CMakeLists.txt"), encoding="utf-8").read()
+        major, minor, patch = map(int, re.search(r"project\(blume VERSION (\d+)\.(\d+)\.(\d+)", cmake).groups())
+        modules = {m[b"name"]: m[b"ver"] for m in self.r.module_list()}
+        self.assertEqual(modules[b"bf"], major * 10000 + minor * 100 + patch)
+
     def test_set_changes_what_add_creates(self):
         self.cmd("CONFIG", "SET", "bf.bf-error-rate", "0.001")
         self.cmd("CONFIG", "SET", "bf.bf-initial-size", "500")

@@ -21,7 +21,7 @@
 #include "blume/detail/probe_ops.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
-#include "blume/parameters.hpp"
+#include "blume/io/parameters.hpp"
 #include "blume/plan.hpp"
 #include "blume/storage.hpp"
 

@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "blume/cluster/client.hpp"
-#include "blume/file_io.hpp"
+#include "blume/io/file_io.hpp"
 
 namespace blume::cluster {
 

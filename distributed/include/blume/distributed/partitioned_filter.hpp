@@ -32,11 +32,11 @@
 #include <utility>
 #include <vector>
 
-#include "blume/blocked_bloom_filter.hpp"
 #include "blume/detail/hash_packet.hpp"
 #include "blume/distributed/exchange.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
+#include "blume/kinds/blocked_bloom_filter.hpp"
 #include "blume/plan.hpp"
 
 namespace blume::distributed {

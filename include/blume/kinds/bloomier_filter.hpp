@@ -24,12 +24,12 @@
 #include "blume/detail/peeling.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
+#include "blume/io/parameters.hpp"
+#include "blume/io/serialization.hpp"
 #include "blume/kind.hpp"
-#include "blume/parameters.hpp"
+#include "blume/kinds/xor_filter.hpp"
 #include "blume/plan.hpp"
-#include "blume/serialization.hpp"
 #include "blume/storage.hpp"
-#include "blume/xor_filter.hpp"
 
 namespace blume {
 

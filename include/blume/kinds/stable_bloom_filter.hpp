@@ -22,9 +22,9 @@
 #include "blume/detail/probe_ops.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
-#include "blume/parameters.hpp"
+#include "blume/io/parameters.hpp"
+#include "blume/io/serialization.hpp"
 #include "blume/plan.hpp"
-#include "blume/serialization.hpp"
 #include "blume/storage.hpp"
 
 namespace blume {
@@ -50,6 +50,7 @@ class stable_bloom_filter : public detail::key_interface<stable_bloom_filter<Cel
   static constexpr bool forgets = true;
   /// The largest value a cell can hold, and the default Max.
   static constexpr std::uint64_t cell_max = cell_array::max_value;
+  static constexpr size_unit unit{"cells", "cell", CellBits};
 
   /// m cells, k probes, P decrements per insert; cells are set to `max_value` (Max, in [1, 2^d − 1]).
   stable_bloom_filter(std::uint64_t cell_count, std::uint32_t hashes, std::uint64_t decrements,

@@ -27,11 +27,11 @@
 #include <vector>
 
 #include "blume/error.hpp"
-#include "blume/file_io.hpp"
 #include "blume/hash.hpp"
+#include "blume/io/file_io.hpp"
+#include "blume/io/parameters.hpp"
+#include "blume/io/serialization.hpp"
 #include "blume/kinds.hpp"
-#include "blume/parameters.hpp"
-#include "blume/serialization.hpp"
 #include "blume/storage.hpp"
 
 namespace blume {

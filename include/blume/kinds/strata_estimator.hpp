@@ -23,7 +23,7 @@
 
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
-#include "blume/invertible_bloom_filter.hpp"
+#include "blume/kinds/invertible_bloom_filter.hpp"
 #include "blume/plan.hpp"
 
 namespace blume {

@@ -40,17 +40,17 @@
 #include <utility>
 #include <vector>
 
-#include "blume/cuckoo_geometry.hpp"
 #include "blume/detail/bits.hpp"
 #include "blume/detail/cuckoo_table.hpp"
 #include "blume/detail/key_interface.hpp"
 #include "blume/detail/pipeline.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
+#include "blume/io/parameters.hpp"
+#include "blume/io/serialization.hpp"
 #include "blume/kind.hpp"
-#include "blume/parameters.hpp"
+#include "blume/kinds/cuckoo_geometry.hpp"
 #include "blume/plan.hpp"
-#include "blume/serialization.hpp"
 #include "blume/storage.hpp"
 
 namespace blume {
@@ -72,6 +72,8 @@ class cuckoo_filter : public detail::key_interface<cuckoo_filter<Hasher, Hashing
   static constexpr std::string_view name = "cuckoo";
   static constexpr kind_input input = kind_input::keys;
   static constexpr bool is_static = false;
+  /// What the file header's primary field holds, as `blume info` names it.
+  static constexpr std::string_view primary_field = "buckets";
   /// No merge(): the union of two buckets may hold more than b fingerprints, and relocating the overflow
   /// needs the buckets of keys that are no longer known, only their fingerprints and current positions;
   /// any fingerprint that did not fit would become a false negative.

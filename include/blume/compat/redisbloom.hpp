@@ -36,15 +36,15 @@
 #include <limits>
 #include <string>
 
-#include "blume/basic_bloom_filter.hpp"
-#include "blume/bloom_filter.hpp"
-#include "blume/cuckoo_filter.hpp"
-#include "blume/cuckoo_geometry.hpp"
 #include "blume/detail/probe_ops.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
+#include "blume/kinds/basic_bloom_filter.hpp"
+#include "blume/kinds/bloom_filter.hpp"
+#include "blume/kinds/cuckoo_filter.hpp"
+#include "blume/kinds/cuckoo_geometry.hpp"
+#include "blume/kinds/scalable_bloom_filter.hpp"
 #include "blume/plan.hpp"
-#include "blume/scalable_bloom_filter.hpp"
 
 namespace blume {
 

@@ -22,13 +22,13 @@
 #include <string>
 #include <vector>
 
-#include "blume/bloom_filter.hpp"
 #include "blume/detail/key_interface.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
+#include "blume/io/parameters.hpp"
+#include "blume/io/serialization.hpp"
 #include "blume/kind.hpp"
-#include "blume/parameters.hpp"
-#include "blume/serialization.hpp"
+#include "blume/kinds/bloom_filter.hpp"
 
 namespace blume {
 

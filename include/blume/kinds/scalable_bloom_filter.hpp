@@ -33,14 +33,14 @@
 #include <string>
 #include <vector>
 
-#include "blume/basic_bloom_filter.hpp"
 #include "blume/detail/bits.hpp"
 #include "blume/detail/geometry.hpp"
 #include "blume/detail/key_interface.hpp"
-#include "blume/parameters.hpp"
-#include "blume/partitioned_bloom_filter.hpp"
+#include "blume/io/parameters.hpp"
+#include "blume/io/serialization.hpp"
+#include "blume/kinds/basic_bloom_filter.hpp"
+#include "blume/kinds/partitioned_bloom_filter.hpp"
 #include "blume/plan.hpp"
-#include "blume/serialization.hpp"
 
 namespace blume {
 
@@ -135,6 +135,8 @@ class scalable_bloom_filter : public detail::key_interface<scalable_bloom_filter
   static constexpr std::string_view name = "scalable";
   static constexpr kind_input input = kind_input::keys;
   static constexpr bool is_static = false;
+  /// What the file header's primary field holds, as `blume info` names it.
+  static constexpr std::string_view primary_field = "first layer capacity";
 
   // The planner's model is the first layer's, planned at half the rate (the default tightening 0.5), so
   // the chain's rate stays below the target however it grows.

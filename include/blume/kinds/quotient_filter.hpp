@@ -60,10 +60,10 @@
 #include "blume/detail/pipeline.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
+#include "blume/io/parameters.hpp"
+#include "blume/io/serialization.hpp"
 #include "blume/kind.hpp"
-#include "blume/parameters.hpp"
 #include "blume/plan.hpp"
-#include "blume/serialization.hpp"
 #include "blume/storage.hpp"
 
 namespace blume {
@@ -83,6 +83,8 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
   static constexpr std::string_view name = "quotient";
   static constexpr kind_input input = kind_input::keys;
   static constexpr bool is_static = false;
+  /// What the file header's primary field holds, as `blume info` names it.
+  static constexpr std::string_view primary_field = "slots";
   /// Keys hashed and prefetched per step of the bulk calls (as in basic_bloom_filter).
   static constexpr std::size_t batch_size = detail::pipeline_batch;
 

@@ -37,16 +37,16 @@
 #include <string_view>
 #include <vector>
 
-#include "blume/basic_bloom_filter.hpp"
-#include "blume/blocked_bloom_filter.hpp"
 #include "blume/detail/key_interface.hpp"
 #include "blume/detail/pipeline.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
+#include "blume/io/parameters.hpp"
+#include "blume/io/serialization.hpp"
 #include "blume/kind.hpp"
-#include "blume/parameters.hpp"
+#include "blume/kinds/basic_bloom_filter.hpp"
+#include "blume/kinds/blocked_bloom_filter.hpp"
 #include "blume/plan.hpp"
-#include "blume/serialization.hpp"
 #include "blume/storage.hpp"
 
 namespace blume {
@@ -79,6 +79,8 @@ class layered_bloom_filter : public detail::key_interface<layered_bloom_filter<L
   static constexpr std::string_view name = "layered";
   static constexpr kind_input input = kind_input::keys;
   static constexpr bool is_static = false;
+  /// What the file header's primary field holds, as `blume info` names it.
+  static constexpr std::string_view primary_field = "bits per layer";
   static constexpr std::string_view merge_refusal =
       "a layer-wise union counts a key at least the larger of its two counts, not their sum, so counts would be "
       "wrong";

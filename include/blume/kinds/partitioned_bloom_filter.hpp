@@ -3,9 +3,9 @@
 // collide with each other (Almeida et al. 2007 use it as the building block of scalable filters).
 #pragma once
 
-#include "blume/basic_bloom_filter.hpp"
 #include "blume/detail/geometry.hpp"
 #include "blume/detail/probe_ops.hpp"
+#include "blume/kinds/basic_bloom_filter.hpp"
 
 namespace blume {
 

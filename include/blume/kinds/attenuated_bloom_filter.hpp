@@ -42,15 +42,15 @@
 #include <utility>
 #include <vector>
 
-#include "blume/basic_bloom_filter.hpp"
-#include "blume/blocked_bloom_filter.hpp"
 #include "blume/detail/key_interface.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
+#include "blume/io/parameters.hpp"
+#include "blume/io/serialization.hpp"
 #include "blume/kind.hpp"
-#include "blume/parameters.hpp"
+#include "blume/kinds/basic_bloom_filter.hpp"
+#include "blume/kinds/blocked_bloom_filter.hpp"
 #include "blume/plan.hpp"
-#include "blume/serialization.hpp"
 #include "blume/storage.hpp"
 
 namespace blume {
@@ -81,6 +81,8 @@ class attenuated_bloom_filter : public detail::key_interface<attenuated_bloom_fi
   static constexpr std::string_view name = "attenuated";
   static constexpr kind_input input = kind_input::keys;
   static constexpr bool is_static = false;
+  /// What the file header's primary field holds, as `blume info` names it.
+  static constexpr std::string_view primary_field = "bits per level";
 
   // The planner's model is a filter of attenuated_default_depth levels: `bits` counts every level's bits,
   // and the rate is one level's at `n` keys (each level is planned for the same capacity).

@@ -28,8 +28,8 @@
 #include <span>
 #include <string>
 
-#include "blume/basic_bloom_filter.hpp"
 #include "blume/detail/counter_array.hpp"
+#include "blume/kinds/basic_bloom_filter.hpp"
 
 namespace blume {
 
@@ -50,9 +50,12 @@ class variable_increment_layout : public detail::counter_array<W> {
   static constexpr filter_kind kind{22};
   static constexpr std::string_view name = "vi-counting";
   static constexpr std::uint32_t block_bits = W + 256 * L;  // the header's layout parameter
+  static constexpr size_unit unit{"counters", "counter", W};
 
   // The geometry is the counting filter's, in counters; the rate is the paper's, with saturation.
   static double model_fpr(double n, double m, double k) noexcept { return math::vi_fpr(n, m, k, L, saturated); }
+  /// Where k is this model's best, far from the classic m·ln 2 / k (math::vi_optimal_load).
+  static double optimal_load(double m, double k) noexcept { return math::vi_optimal_load(m, k, L, saturated); }
   static double estimate_items(double set, double m, double k) noexcept { return math::classic_items(set, m, k); }
   /// The rate now, from the counters (one pass): what predicted_fpr() answers, right after erases too.
   double fpr_of_counters(const word_type* words) const noexcept {

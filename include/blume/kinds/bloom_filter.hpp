@@ -2,9 +2,9 @@
 // The classic Bloom filter (Bloom 1970): m bits, k probes per key anywhere in the array.
 #pragma once
 
-#include "blume/basic_bloom_filter.hpp"
 #include "blume/detail/geometry.hpp"
 #include "blume/detail/probe_ops.hpp"
+#include "blume/kinds/basic_bloom_filter.hpp"
 
 namespace blume {
 

@@ -32,8 +32,8 @@
 #include <string_view>
 #include <vector>
 
+#include "blume/compat/redisbloom.hpp"
 #include "blume/error.hpp"
-#include "blume/redisbloom.hpp"
 
 namespace blume::redisbloom {
 

@@ -9,8 +9,8 @@
 #include <span>
 
 #include "blume/hash.hpp"
+#include "blume/io/parameters.hpp"
 #include "blume/kind.hpp"
-#include "blume/parameters.hpp"
 #include "blume/storage.hpp"
 
 namespace blume {

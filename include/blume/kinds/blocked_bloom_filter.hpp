@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <utility>
 
-#include "blume/basic_bloom_filter.hpp"
 #include "blume/detail/geometry.hpp"
+#include "blume/kinds/basic_bloom_filter.hpp"
 
 namespace blume {
 

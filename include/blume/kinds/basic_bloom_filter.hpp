@@ -34,10 +34,10 @@
 #include "blume/detail/pipeline.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
+#include "blume/io/parameters.hpp"
+#include "blume/io/serialization.hpp"
 #include "blume/kind.hpp"
-#include "blume/parameters.hpp"
 #include "blume/plan.hpp"
-#include "blume/serialization.hpp"
 #include "blume/storage.hpp"
 
 namespace blume {
@@ -80,6 +80,7 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
   static constexpr std::string_view name = Layout::name;
   static constexpr kind_input input = kind_input::keys;
   static constexpr bool is_static = false;
+  static constexpr size_unit unit = size_unit_of<Layout>();
 
   static filter_plan plan(std::uint64_t items, double fpr)
     requires requires(std::uint64_t n, double x) { Layout::plan(n, x); }
@@ -309,9 +310,15 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
     return Layout::estimate_items(static_cast<double>(set_bits()), static_cast<double>(bits()), hashes());
   }
 
-  /// The load at which this k is optimal, n = m·ln 2 / k: the capacity a filter with no recorded design is
-  /// read against.
-  double optimal_load() const noexcept { return static_cast<double>(bits()) * math::ln2 / hashes(); }
+  /// The load at which this k is optimal, n = m·ln 2 / k under the classic model (a layout whose model
+  /// differs says where): the capacity a filter with no recorded design is read against.
+  double optimal_load() const noexcept {
+    if constexpr (requires(double x) { Layout::optimal_load(x, x); }) {
+      return Layout::optimal_load(static_cast<double>(bits()), hashes());
+    } else {
+      return static_cast<double>(bits()) * math::ln2 / hashes();
+    }
+  }
 
   /// Whether predicted_fpr() reads the rate off the cells rather than the model at the estimated count:
   /// kinds whose cells keep state the count cannot show (vi-counting's counters that saturated and stay).

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "blume/basic_bloom_filter.hpp"
 #include "blume/detail/geometry.hpp"
+#include "blume/kinds/basic_bloom_filter.hpp"
 #include "blume/simd.hpp"
 
 #if BLUME_X86

@@ -17,8 +17,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "blume/basic_bloom_filter.hpp"
 #include "blume/detail/counter_array.hpp"
+#include "blume/kinds/basic_bloom_filter.hpp"
 
 namespace blume {
 
@@ -36,6 +36,7 @@ class counting_layout : public detail::counter_array<W> {
   static constexpr filter_kind kind{5};
   static constexpr std::string_view name = "counting";
   static constexpr std::uint32_t block_bits = W;  // the header's layout parameter: the counter width
+  static constexpr size_unit unit{"counters", "counter", W};
 
   // The classic filter's geometry and model, in counters.
   static double model_fpr(double n, double m, double k) noexcept { return math::bloom_fpr(n, m, k); }

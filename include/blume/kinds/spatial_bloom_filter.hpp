@@ -30,10 +30,10 @@
 #include "blume/detail/lattice_cells.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
+#include "blume/io/parameters.hpp"
+#include "blume/io/serialization.hpp"
 #include "blume/kind.hpp"
-#include "blume/parameters.hpp"
 #include "blume/plan.hpp"
-#include "blume/serialization.hpp"
 #include "blume/storage.hpp"
 
 namespace blume {
@@ -63,6 +63,7 @@ class spatial_bloom_filter
   static constexpr std::uint32_t max_sets = static_cast<Cell>(~Cell{0});
   /// The largest value insert takes: the largest set number.
   static constexpr std::uint64_t max_value = max_sets;
+  static constexpr size_unit unit{"cells", "cell", 8 * sizeof(Cell)};
   static constexpr std::string_view plan_refusal =
       "a spatial filter is sized for each of its sets: plan it with plan_spatial(set_sizes, fpr)";
 

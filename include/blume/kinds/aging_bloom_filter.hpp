@@ -24,10 +24,10 @@
 
 #include "blume/detail/key_interface.hpp"
 #include "blume/error.hpp"
-#include "blume/parameters.hpp"
+#include "blume/io/parameters.hpp"
+#include "blume/io/serialization.hpp"
+#include "blume/kinds/split_block_bloom_filter.hpp"
 #include "blume/plan.hpp"
-#include "blume/serialization.hpp"
-#include "blume/split_block_bloom_filter.hpp"
 
 namespace blume {
 
@@ -47,6 +47,8 @@ class aging_bloom_filter : public detail::key_interface<aging_bloom_filter<Buffe
   static constexpr std::string_view name = "aging";
   static constexpr kind_input input = kind_input::keys;
   static constexpr bool is_static = false;
+  /// What the file header's primary field holds, as `blume info` names it.
+  static constexpr std::string_view primary_field = "window";
   /// Old keys fade by design: contains() == false means "not seen recently" (a false negative for a key
   /// inserted long enough ago), never "never inserted".
   static constexpr bool forgets = true;

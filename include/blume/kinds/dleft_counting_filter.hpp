@@ -45,10 +45,10 @@
 #include "blume/detail/pipeline.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
+#include "blume/io/parameters.hpp"
+#include "blume/io/serialization.hpp"
 #include "blume/kind.hpp"
-#include "blume/parameters.hpp"
 #include "blume/plan.hpp"
-#include "blume/serialization.hpp"
 #include "blume/storage.hpp"
 
 namespace blume {
@@ -110,6 +110,8 @@ class dleft_counting_filter : public detail::key_interface<dleft_counting_filter
   static constexpr std::string_view name = "dleft";
   static constexpr kind_input input = kind_input::keys;
   static constexpr bool is_static = false;
+  /// What the file header's primary field holds, as `blume info` names it.
+  static constexpr std::string_view primary_field = "buckets per subtable";
   static constexpr std::size_t batch_size = detail::pipeline_batch;
   /// Most doublings one insert makes. A doubling halves the load of the key's d buckets, so one that leaves
   /// all of them full happens with probability about 2^−(c·d) (2^−32 at the default shape); a key that

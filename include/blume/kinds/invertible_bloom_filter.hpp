@@ -46,10 +46,10 @@
 #include "blume/detail/key_interface.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
+#include "blume/io/parameters.hpp"
+#include "blume/io/serialization.hpp"
 #include "blume/kind.hpp"
-#include "blume/parameters.hpp"
 #include "blume/plan.hpp"
-#include "blume/serialization.hpp"
 #include "blume/storage.hpp"
 
 namespace blume {
@@ -114,6 +114,7 @@ class invertible_bloom_filter : public detail::key_interface<invertible_bloom_fi
   static constexpr std::uint32_t cell_bytes = sizeof(cell);
   /// The header's layout field: the cell's bits, so that another cell layout can be told apart.
   static constexpr std::uint32_t cell_layout = 8 * cell_bytes;
+  static constexpr size_unit unit{"cells", "cell", 8 * cell_bytes};
   static constexpr std::uint32_t min_hashes = 2;
   static constexpr std::uint32_t max_hashes = 16;
   /// Strata hold the trailing zeros of 32 bits.
@@ -323,10 +324,10 @@ class invertible_bloom_filter : public detail::key_interface<invertible_bloom_fi
     if (strata == 0 || strata > max_strata)
       throw invalid_argument("iblt: strata must be in [1, " + std::to_string(max_strata) + "], got " +
                              std::to_string(strata));
-    const std::uint64_t unit = std::uint64_t{hashes} * strata;
-    if (cells == 0 || cells % unit != 0)
+    const std::uint64_t stride = std::uint64_t{hashes} * strata;
+    if (cells == 0 || cells % stride != 0)
       throw invalid_argument("iblt: " + std::to_string(cells) +
-                             " cells are not a positive multiple of hashes × strata (" + std::to_string(unit) + ")");
+                             " cells are not a positive multiple of hashes × strata (" + std::to_string(stride) + ")");
     if (cells > max_cells)
       throw invalid_argument("iblt: " + std::to_string(cells) + " cells of " + std::to_string(cell_bytes) +
                              " bytes exceed the maximum of 2^40 bits");

@@ -23,10 +23,10 @@
 #include "blume/detail/lattice_cells.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
+#include "blume/io/parameters.hpp"
+#include "blume/io/serialization.hpp"
 #include "blume/kind.hpp"
-#include "blume/parameters.hpp"
 #include "blume/plan.hpp"
-#include "blume/serialization.hpp"
 #include "blume/storage.hpp"
 
 namespace blume {
@@ -53,6 +53,7 @@ class compact_approximator : public detail::lattice_filter<compact_approximator<
   static constexpr bool is_static = false;
   /// The largest value insert takes.
   static constexpr std::uint64_t max_value = static_cast<value_type>(~value_type{0});
+  static constexpr size_unit unit{"cells", "cell", 8 * sizeof(value_type)};
 
   // The classic filter's geometry and model, in cells: an absent key answers above bottom exactly when each
   // of its k cells was reached by a key of a value above bottom.
