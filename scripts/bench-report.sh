@@ -55,9 +55,10 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 cpus=$(grep -c '^processor' /proc/cpuinfo)
 memory=$(awk '/^MemTotal:/ { printf "%.1f GiB RAM", $2 / 1048576 }' /proc/meminfo)
 machine="${cpu:-unknown CPU}, $cpus logical CPUs, $memory, Linux $(uname -r)"
-# --no-optional-locks: reading the state must not write the index that others are working on.
+# --no-optional-locks: reading the state must not write the index that others are working on. The report
+# itself does not make the tree dirty: a run of some sections leaves it changed for the next.
 commit=$(git rev-parse --short HEAD)
-[ -z "$(git --no-optional-locks status --porcelain)" ] || commit+="-dirty"
+[ -z "$(git --no-optional-locks status --porcelain -- . ':(exclude)docs/benchmarks.md')" ] || commit+="-dirty"
 started=$(now)
 
 # ---- building ---------------------------------------------------------------------------------------------
