@@ -58,7 +58,7 @@ machine="${cpu:-unknown CPU}, $cpus logical CPUs, $memory, Linux $(uname -r)"
 # --no-optional-locks: reading the state must not write the index that others are working on. The report
 # itself does not make the tree dirty: a run of some sections leaves it changed for the next.
 commit=$(git rev-parse --short HEAD)
-[ -z "$(git --no-optional-locks status --porcelain -- . ':(exclude)docs/benchmarks.md')" ] || commit+="-dirty"
+[ -z "$(git --no-optional-locks status --porcelain -- . ":(exclude)$template")" ] || commit+="-dirty"
 started=$(now)
 
 # ---- building ---------------------------------------------------------------------------------------------
