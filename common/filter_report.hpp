@@ -66,8 +66,7 @@ inline std::vector<report_field> describe_filter(const any_filter& filter, const
     add("planned capacity", "not recorded (a version-1 file, or saved without it)", "null");
     add("target FPR", "not recorded", "null");
   }
-  add("hash", h.hash == hash_id::xxh3_128 ? "xxh3-128" : "murmur64a",
-      json_string(h.hash == hash_id::xxh3_128 ? "xxh3-128" : "murmur64a"));
+  add("hash", std::string(hash_name(h.hash)), json_string(hash_name(h.hash)));
   integer("seed", h.seed);
   integer(std::string(std::visit([](const auto& f) { return primary_field_of<std::decay_t<decltype(f)>>(); }, filter)),
           h.primary);

@@ -321,6 +321,31 @@ TYPED_TEST(FilterBehaviour, InsertManyOfDigestsEqualsRepeatedInsert) {
   EXPECT_EQ(bulk.inserted(), single.inserted());
 }
 
+// The bulk loops hash keys some way ahead of the one they use (a ring of detail::fused_distance, or
+// batches of detail::pipeline_batch): inputs shorter than, equal to and just past those lengths.
+TYPED_TEST(FilterBehaviour, BulkCallsAgreeWithOneByOneAtEveryLengthAroundThePipeline) {
+  for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{31}, std::size_t{32}, std::size_t{33},
+                              std::size_t{63}, std::size_t{64}, std::size_t{65}, std::size_t{97}}) {
+    const auto keys = blume_test::present_keys(n);
+    TypeParam bulk(1000, 0.05), single(1000, 0.05);
+    bulk.insert_many(keys);
+    for (std::uint64_t k : keys) single.insert(k);
+    ASSERT_TRUE(bulk == single) << n;
+    ASSERT_EQ(bulk.inserted(), single.inserted()) << n;
+    std::vector<std::uint64_t> probes;
+    for (std::uint64_t i = 0; i < n; ++i) probes.push_back(i % 2 ? present_key(i) : absent_key(i));
+    std::vector<char> answers(n);
+    std::size_t trues = 0;
+    const std::size_t hits = bulk.contains_many(probes, answers.begin());
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(answers[i] != 0, bulk.contains(probes[i])) << n << " " << i;
+      trues += answers[i] != 0;
+    }
+    ASSERT_EQ(hits, trues) << n;
+    ASSERT_EQ(bulk.count_contained(probes), trues) << n;
+  }
+}
+
 TYPED_TEST(FilterBehaviour, InsertManyOfNothingChangesNothing) {
   TypeParam f(1000, 0.01);
   f.insert_many(std::vector<std::string>{});

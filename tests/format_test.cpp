@@ -152,7 +152,7 @@ TYPED_TEST(Format, ReadHeaderDescribesTheFilter) {
   const blume::file_header h = blume::read_header(dir / "f.blume");
   EXPECT_EQ(h.version, blume::format_version);
   EXPECT_EQ(h.kind, TypeParam::kind);
-  EXPECT_EQ(h.hash, blume::hash_id::xxh3_128);
+  EXPECT_EQ(h.hash, TypeParam::hasher_type::id);
   EXPECT_EQ(h.layout, TypeParam::layout_type::block_bits);
   EXPECT_EQ(h.seed, f.seed());
   EXPECT_EQ(h.primary, f.bits());
@@ -168,7 +168,7 @@ TYPED_TEST(Format, HeaderFieldsLieAtTheDocumentedOffsets) {
   EXPECT_EQ(read_at<std::uint32_t>(b, 8), 2u);
   EXPECT_EQ(read_at<std::uint32_t>(b, 12), 192u);
   EXPECT_EQ(read_at<std::uint16_t>(b, 16), static_cast<std::uint16_t>(TypeParam::kind));
-  EXPECT_EQ(read_at<std::uint16_t>(b, 18), 1u);
+  EXPECT_EQ(read_at<std::uint16_t>(b, 18), static_cast<std::uint16_t>(TypeParam::hasher_type::id));
   EXPECT_EQ(read_at<std::uint32_t>(b, 20), TypeParam::layout_type::block_bits);
   EXPECT_EQ(read_at<std::uint64_t>(b, 24), f.seed());
   EXPECT_EQ(read_at<std::uint64_t>(b, 32), f.bits());
@@ -390,6 +390,15 @@ TEST(ForgedHeader, AnotherHashFunctionIsRejectedByAnXxh3Filter) {
                          blume::from_bytes<blume::bloom_filter<>>(forge(h, bytes(128)));
                        }),
                        "hash function"));
+}
+
+TEST(ForgedHeader, AHashNoTypeOfTheKindUsesIsRejectedByAnyFilter) {
+  // XXH3-64 is split-block's alone: a classic filter claiming it names both ids.
+  blume::file_header h = classic_header(1000, 3);
+  h.hash = blume::hash_id::xxh3_64;
+  const std::string why = message_of<format_error>([&] { blume::filter_from_bytes(forge(h, bytes(128))); });
+  EXPECT_TRUE(mentions(why, "hash function id 4")) << why;
+  EXPECT_TRUE(mentions(why, "uses id 1")) << why;
 }
 
 TEST(ForgedHeader, BlockSizeNotMatchingTheKindIsRejected) {

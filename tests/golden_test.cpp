@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "blume/any_filter.hpp"
@@ -96,7 +97,8 @@ TEST(Golden, EveryKindWritesTheseBytes) {
       {"bloom", {1200u, 0xb6ffa2c9a939e067ull, 0x7b3e942b90346c7bull}},
       {"partitioned", {1200u, 0x6a5fdf247d0d591cull, 0x491d75c828146afaull}},
       {"blocked", {1280u, 0x8ed1067e97939bb4ull, 0x081988a1668c2b96ull}},
-      {"split-block", {1344u, 0x93e76093483f5a64ull, 0x38631021719822a1ull}},
+      // XXH3-64 (hash_id 4, seed 0) after 0.1.0; the XXH3-128 bytes are pinned with the earlier hash types below.
+      {"split-block", {1344u, 0xed910160ff4568e9ull, 0xa6e908b7c1ec0ff2ull}},
       {"counting", {4800u, 0x81e631d037b71e64ull, 0x9e4ed5f3366d26caull}},
       {"cuckoo", {1600u, 0x2fb5202c8ac44dcaull, 0xb5085439d5697acaull}},
       {"quotient", {1392u, 0xdb8a717b547ccfbaull, 0x2495cfd1976eecb1ull}},
@@ -135,6 +137,34 @@ TEST(Golden, EveryKindWritesTheseBytes) {
   });
 }
 
+// Files of a kind's earlier default hasher (split-block with XXH3-128, up to 0.1.0) still write the bytes they
+// were pinned with: the same keys as above, built through the type itself.
+TEST(Golden, EarlierHashTypesWriteTheseBytes) {
+  const std::map<std::string, golden, std::less<>> pinned = {
+      {"split-block", {1344u, 0x93e76093483f5a64ull, 0x38631021719822a1ull}},
+  };
+  std::size_t seen = 0;
+  blume::detail::kinds_of<blume::earlier_hash_types>::each([&](auto type) {
+    using F = typename decltype(type)::type;
+    ++seen;
+    F f(1000, 0.01);
+    for (const auto& k : golden_keys("golden-key-", 1000)) f.insert(std::string_view(k));
+    std::vector<std::byte> bytes = blume::to_bytes(f, {1000, 0.01});
+    const blume::file_header h = blume::decode_header(bytes);
+    EXPECT_EQ(h.hash, F::hasher_type::id);
+    const golden now{h.payload_size, XXH64(bytes.data() + blume::header_size, h.payload_size, 0),
+                     XXH64(bytes.data(), blume::header_size, 0)};
+    const auto expected = pinned.find(F::name);
+    ASSERT_NE(expected, pinned.end()) << "no golden bytes for the earlier-hash " << F::name;
+    EXPECT_EQ(now.payload_size, expected->second.payload_size);
+    EXPECT_EQ(now.payload_xxh64, expected->second.payload_xxh64);
+    EXPECT_EQ(now.header_xxh64, expected->second.header_xxh64);
+    // any_filter reads the file back as this type, not as the kind's default.
+    EXPECT_TRUE(std::holds_alternative<F>(blume::filter_from_bytes(bytes)));
+  });
+  EXPECT_EQ(seen, pinned.size());
+}
+
 // The exact positions one key sets, in filters of one block or word array: the probe arithmetic itself.
 template <class F>
 std::vector<std::uint64_t> set_positions(const F& f) {
@@ -150,9 +180,16 @@ TEST(Golden, OneKeySetsThesePositions) {
   blume::bloom_filter<> bloom(1000, 0.01);
   bloom.insert(std::string_view("anna@example.com"));
   EXPECT_EQ(set_positions(bloom), (std::vector<std::uint64_t>{346, 770, 1070, 1426, 3248, 4983, 9234}));
+  blume::split_block_bloom_filter<blume::xxh3_hasher> split128(1000, 0.01);
+  split128.insert(std::string_view("anna@example.com"));
+  EXPECT_EQ(set_positions(split128), (std::vector<std::uint64_t>{8706, 8737, 8775, 8808, 8833, 8875, 8920, 8935}));
+  // XXH3-64: a string through XXH3 itself, an integer (8 bytes) through its 4-to-8-byte path written out.
   blume::split_block_bloom_filter<> split(1000, 0.01);
   split.insert(std::string_view("anna@example.com"));
-  EXPECT_EQ(set_positions(split), (std::vector<std::uint64_t>{8706, 8737, 8775, 8808, 8833, 8875, 8920, 8935}));
+  EXPECT_EQ(set_positions(split), (std::vector<std::uint64_t>{538, 554, 582, 627, 645, 692, 735, 758}));
+  blume::split_block_bloom_filter<> split_integer(1000, 0.01);
+  split_integer.insert(std::uint64_t{42});
+  EXPECT_EQ(set_positions(split_integer), (std::vector<std::uint64_t>{8980, 9021, 9051, 9079, 9108, 9145, 9152, 9189}));
   blume::blocked_bloom_filter<> blocked(1000, 0.01);
   blocked.insert(std::string_view("anna@example.com"));
   EXPECT_EQ(set_positions(blocked), (std::vector<std::uint64_t>{8308, 8353, 8456, 8619, 8653}));

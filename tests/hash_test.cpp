@@ -2,6 +2,7 @@
 // Keys and digests: what counts as the same key, how each kind of key is hashed, and range reduction.
 #include <array>
 #include <cstring>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -153,6 +154,58 @@ TEST(KeyHashing, DigestIsSeededXxh3With128Bits) {
   const digest d = xxh3_hasher(42)("blume", 5);
   EXPECT_EQ(d.low, reference.low64);
   EXPECT_EQ(d.high, reference.high64);
+}
+
+// The 8-byte path is written out for speed; XXH3 itself is the definition (docs/format.md, hash_id 4).
+TEST(Xxh3_64Hashing, EveryKeyHashesAsXxh3_64WithTheSeed) {
+  const std::uint64_t seeds[] = {0,
+                                 1,
+                                 blume::xxh3_64_hasher::default_seed,
+                                 0x00000000ffffffffULL,
+                                 0xffffffff00000000ULL,
+                                 0x8000000000000001ULL,
+                                 ~std::uint64_t{0},
+                                 0x0123456789abcdefULL};
+  for (const std::uint64_t seed : seeds) {
+    const blume::xxh3_64_hasher h(seed);
+    EXPECT_EQ(h.seed(), seed);
+    for (std::uint64_t i = 0; i < 20'000; ++i) {
+      // Small, sequential, structured and random 8-byte values.
+      for (const std::uint64_t key :
+           {i, i << 32, ~i, blume_test::splitmix64(i), i * std::uint64_t{0x0101010101010101}}) {
+        const std::uint64_t reference = XXH3_64bits_withSeed(&key, 8, seed);
+        ASSERT_EQ(h.of_8_bytes(key), reference) << "seed " << seed << " key " << key;
+        ASSERT_EQ(hash_key(h, key), (digest{reference, reference}));
+      }
+    }
+    const std::string text = "an address that is longer than eight bytes@example.com";
+    for (std::size_t len = 0; len <= text.size(); ++len) {
+      const std::uint64_t reference = XXH3_64bits_withSeed(text.data(), len, seed);
+      ASSERT_EQ(h(text.data(), len), (digest{reference, reference})) << "length " << len;
+    }
+  }
+}
+
+TEST(Xxh3_64Hashing, TheRuleIsTheKeysLengthNotItsType) {
+  // An integer is its 8 little-endian bytes, so the integer and the 8-byte string are one key, as in every
+  // surface (Python's int and bytes).
+  const blume::xxh3_64_hasher h;
+  const std::uint64_t v = 0x6867666564636261ULL;  // "abcdefgh"
+  EXPECT_EQ(hash_key(h, v), hash_key(h, std::string_view("abcdefgh")));
+  EXPECT_EQ(hash_key(h, 5), hash_key(h, 5ull));
+  EXPECT_EQ(hash_key(h, -1), hash_key(h, ~std::uint64_t{0}));
+  EXPECT_NE(hash_key(h, 5), hash_key(blume::xxh3_64_hasher(6), 5));
+}
+
+TEST(PreparedHashes, BecomeDigestsWithoutHashing) {
+  EXPECT_EQ(blume::xxh3_64_hasher::from_hash(7), (digest{7, 7}));
+  // XXH3-128's kinds probe with both halves: the second is a bijective mix of the hash, not the hash again.
+  const digest d = xxh3_hasher::from_hash(7);
+  EXPECT_EQ(d.low, 7u);
+  EXPECT_NE(d.high, 7u);
+  std::set<std::uint64_t> highs;
+  for (std::uint64_t i = 0; i < 1000; ++i) highs.insert(xxh3_hasher::from_hash(i).high);
+  EXPECT_EQ(highs.size(), 1000u);
 }
 
 TEST(KeyHashing, DefaultSeedSpellsBlume) {

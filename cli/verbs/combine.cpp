@@ -37,10 +37,9 @@ int run_combine(const std::vector<std::string>& inputs, const std::string& outpu
   const filter_design design = first.design;
   for (std::size_t i = 1; i < inputs.size(); ++i) {
     const any_filter other = open_filter(inputs[i]);
-    if (other.index() != result.index())
+    if (const std::string why = type_mismatch(result, other); !why.empty())
       throw incompatible_filters("cannot combine '" + inputs[0] + "' (" + std::string(kind_name(kind_of(result))) +
-                                 ") with '" + inputs[i] + "' (" + std::string(kind_name(kind_of(other))) +
-                                 "): kinds differ");
+                                 ") with '" + inputs[i] + "' (" + std::string(kind_name(kind_of(other))) + "): " + why);
     std::visit(
         [&](auto& f) {
           using F = std::decay_t<decltype(f)>;

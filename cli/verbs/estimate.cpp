@@ -25,9 +25,9 @@ struct estimate_args {
 int run_estimate(const std::string& a_path, const std::string& b_path, bool json) {
   const any_filter a = open_filter(a_path);
   const any_filter b = open_filter(b_path);
-  if (a.index() != b.index())
+  if (const std::string why = type_mismatch(a, b); !why.empty())
     throw incompatible_filters("cannot compare a '" + std::string(kind_name(kind_of(a))) + "' filter with a '" +
-                               std::string(kind_name(kind_of(b))) + "' filter: kinds differ");
+                               std::string(kind_name(kind_of(b))) + "' filter: " + why);
   double na = 0, nb = 0, both = 0, either = 0, jaccard = 0;
   std::visit(
       [&](const auto& x) {

@@ -23,7 +23,9 @@
 
 namespace blume {
 
-using any_filter = detail::registry::variant;
+/// A filter of any kind, as its default instantiation or as one of earlier_hash_types (a file written with a
+/// kind's earlier default hasher).
+using any_filter = detail::stored_types::variant;
 
 /// A filter of `kind` for `items` keys at false-positive rate `fpr`, as the kind builds one for a capacity
 /// and a rate (its (capacity, fpr) constructor, or its for_capacity where the rate needs more than a
@@ -96,12 +98,20 @@ any_filter build_map_filter(filter_kind kind, const Keys& keys, const Values& va
 }
 
 namespace detail {
-/// make(std::type_identity<F>{}) for the alternative F of any_filter whose kind is `kind`.
+/// make(std::type_identity<F>{}) for the alternative F of any_filter that reads a file with header `h`: its
+/// kind and hash. A hash no type of the kind uses goes to the kind's default type, whose checks say why the
+/// file cannot be read (a RedisBloom hash: a file for `blume redis push`).
 template <class Make>
-any_filter make_as(filter_kind kind, Make&& make) {
+any_filter make_as(const file_header& h, Make&& make) {
   std::optional<any_filter> made;
-  if (!visit_kind(kind, [&](auto type) { made.emplace(make(type)); }))
-    throw format_error("filter kind " + std::to_string(static_cast<int>(kind)) + " cannot be read");
+  const bool stored = stored_types::any([&](auto type) {
+    using F = typename decltype(type)::type;
+    if (F::kind != h.kind || F::hasher_type::id != h.hash) return false;
+    made.emplace(make(type));
+    return true;
+  });
+  if (!stored && !visit_kind(h.kind, [&](auto type) { made.emplace(make(type)); }))
+    throw format_error("filter kind " + std::to_string(static_cast<int>(h.kind)) + " cannot be read");
   return std::move(*made);
 }
 }  // namespace detail
@@ -109,7 +119,7 @@ any_filter make_as(filter_kind kind, Make&& make) {
 /// A filter of any kind from serialized bytes (copied), as from_bytes reads one kind: the header says
 /// which. Throws format_error for anything that is not a valid filter.
 inline any_filter filter_from_bytes(std::span<const std::byte> bytes) {
-  return detail::make_as(decode_header(bytes).kind,
+  return detail::make_as(decode_header(bytes),
                          [&](auto type) { return any_filter(from_bytes<typename decltype(type)::type>(bytes)); });
 }
 
@@ -120,7 +130,7 @@ inline any_filter open_filter(const std::filesystem::path& path, verify v = veri
                               file_header* header = nullptr) {
   detail::mapped_file file(path);
   if (header != nullptr) *header = file.header;
-  return detail::make_as(file.header.kind,
+  return detail::make_as(file.header,
                          [&](auto type) { return any_filter(file.assemble<typename decltype(type)::type>(v)); });
 }
 
@@ -131,7 +141,7 @@ inline any_filter load_filter(const std::filesystem::path& path, file_header* he
   const std::uint64_t size = detail::open_for_reading(fd, path);
   const file_header h = detail::read_header_from(fd.fd, size, path);
   if (header != nullptr) *header = h;
-  return detail::make_as(h.kind, [&](auto type) {
+  return detail::make_as(h, [&](auto type) {
     return any_filter(detail::load_payload<typename decltype(type)::type>(fd, size, h, path));
   });
 }
@@ -149,6 +159,19 @@ inline void write_filter(const any_filter& f, int fd, const std::string& name, c
 
 inline filter_kind kind_of(const any_filter& f) noexcept {
   return std::visit([](const auto& typed) { return std::decay_t<decltype(typed)>::kind; }, f);
+}
+
+inline hash_id hash_of(const any_filter& f) noexcept {
+  return std::visit([](const auto& typed) { return std::decay_t<decltype(typed)>::hasher_type::id; }, f);
+}
+
+/// Why two filters cannot be merged, intersected or compared bit for bit: empty when they are of one type,
+/// otherwise "kinds differ" or "hash functions differ (xxh3-64, xxh3-128)".
+inline std::string type_mismatch(const any_filter& a, const any_filter& b) {
+  if (a.index() == b.index()) return {};
+  if (kind_of(a) != kind_of(b)) return "kinds differ";
+  return "hash functions differ (" + std::string(hash_name(hash_of(a))) + ", " + std::string(hash_name(hash_of(b))) +
+         ")";
 }
 
 }  // namespace blume

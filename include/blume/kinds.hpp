@@ -57,6 +57,11 @@ using filter_types =
               layered_bloom_filter<>, attenuated_bloom_filter<>, compact_approximator<>,
               variable_increment_counting_filter<>, invertible_bloom_filter<>, dleft_counting_filter<>>;
 
+/// Types files hold beside the kinds' default instantiations: a kind's earlier default hasher, which its
+/// files of that time were written with (split-block hashed with XXH3-128 up to 0.1.0). any_filter opens and
+/// saves them as they were written; the kinds, their names and plans are filter_types' alone.
+using earlier_hash_types = kind_list<split_block_bloom_filter<xxh3_hasher>>;
+
 namespace detail {
 
 template <class List>
@@ -80,6 +85,15 @@ struct kinds_of<kind_list<F...>> {
 };
 
 using registry = kinds_of<filter_types>;
+
+template <class A, class B>
+struct joined;
+template <class... F, class... G>
+struct joined<kind_list<F...>, kind_list<G...>> {
+  using type = kind_list<F..., G...>;
+};
+/// Every type a file can be opened as: the kinds' defaults, then their earlier hashers.
+using stored_types = kinds_of<typename joined<filter_types, earlier_hash_types>::type>;
 
 }  // namespace detail
 

@@ -14,13 +14,14 @@ namespace blume::python {
 
 namespace {
 
-/// The other filter as this one's kind, or IncompatibleFilters.
+/// The other filter as this one's type (its kind and hash), or IncompatibleFilters.
 template <class F>
-const F& same_kind(const F&, const py_filter& other, std::string_view what) {
+const F& same_kind(const py_filter& self, const F&, const py_filter& other, std::string_view what) {
   const F* typed = std::get_if<F>(&other.filter);
   if (typed == nullptr)
     throw incompatible_filters("cannot " + std::string(what) + " a " + std::string(F::name) + " filter with a " +
-                               std::string(kind_name(kind_of(other.filter))) + " filter");
+                               std::string(kind_name(kind_of(other.filter))) +
+                               " filter: " + type_mismatch(self.filter, other.filter));
   return *typed;
 }
 
@@ -45,7 +46,7 @@ void merge_into(py_filter& self, const py_filter& other) {
   combine(self, other, [&](auto& f) {
     using F = std::decay_t<decltype(f)>;
     if constexpr (can_merge<F>) {
-      f.merge(same_kind(f, other, "merge"));
+      f.merge(same_kind(self, f, other, "merge"));
     } else {
       refuse<F>("merge (its union is not sound)");
     }
@@ -56,7 +57,7 @@ void intersect_into(py_filter& self, const py_filter& other) {
   combine(self, other, [&](auto& f) {
     using F = std::decay_t<decltype(f)>;
     if constexpr (can_intersect<F>) {
-      f.intersect(same_kind(f, other, "intersect"));
+      f.intersect(same_kind(self, f, other, "intersect"));
     } else {
       refuse<F>("intersect");
     }
@@ -99,7 +100,7 @@ double estimate_pair(const py_filter& a, const py_filter& b, std::string_view wh
       [&](const auto& f) -> double {
         using F = std::decay_t<decltype(f)>;
         if constexpr (bit_array_filter<F>) {
-          return estimate(f, same_kind(f, b, what));
+          return estimate(f, same_kind(a, f, b, what));
         } else {
           refuse<F>("estimate " + std::string(what) + " sizes (only bit-array kinds read them off their fill)");
         }

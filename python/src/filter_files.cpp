@@ -61,12 +61,14 @@ std::vector<std::string> key_strings(py::handle keys) {
   return out;
 }
 
-/// The same digests any kind's default instantiation computes (the default seed), for building before the
-/// filter exists.
-struct default_hashing {
+/// The digests a kind's default instantiation computes (its hasher, the default seed), for building before the
+/// filter exists: the kinds do not all hash alike (split-block's XXH3-64, the others' XXH3-128).
+template <hasher H>
+struct hashing_as {
+  H h = H();
   template <key K>
   digest hash(const K& k) const noexcept {
-    return hash_key(xxh3_hasher(), k);
+    return hash_key(h, k);
   }
 };
 
@@ -117,7 +119,9 @@ py::object build(const std::string& kind_name_arg, py::object keys, double fpr, 
   // Hash everything first: the count sizes the filter, as `blume build` without --items counts its input.
   std::vector<digest> digests;
   auto collect = [&](std::span<const digest> chunk) { digests.insert(digests.end(), chunk.begin(), chunk.end()); };
-  for_each_chunk(default_hashing{}, keys, "lines", collect);
+  visit_kind(*kind, [&](auto type) {
+    for_each_chunk(hashing_as<typename decltype(type)::type::hasher_type>{}, keys, "lines", collect);
+  });
   const std::uint64_t n = std::max<std::uint64_t>(digests.size(), 1);
   py::gil_scoped_release release;
   any_filter f = [&] {

@@ -981,6 +981,17 @@ class Version1Fixtures(Tool):
             for field, value in before.items():
                 self.assertEqual(now[info_key(name, field)], value, (name, field))
 
+    def test_a_split_block_file_of_xxh3_128_keeps_its_hash_and_refuses_to_merge_with_xxh3_64(self):
+        old = self.path("old.blume")
+        shutil.copy(os.path.join(FIXTURES, "split-block.blume"), old)
+        run("add", old, "late@example.com", check=0)
+        self.assertEqual(json.loads(run("info", "--json", old, check=0).stdout)["hash"], "xxh3-128")
+        self.assertEqual(run("query", "-q", old, "fixture-key-7@example.com", "late@example.com").returncode, 0)
+        new = self.build("new.blume", "--kind", "split-block")
+        self.assertEqual(json.loads(run("info", "--json", new, check=0).stdout)["hash"], "xxh3-64")
+        self.assertFails(("merge", old, new, "--output", self.path("m.blume")), "hash functions differ (xxh3-128, xxh3-64)")
+        self.assertFalse(os.path.exists(self.path("m.blume")))
+
     def test_a_version_1_file_is_rewritten_as_version_2_with_the_same_bits(self):
         path = self.path("bloom.blume")
         shutil.copy(os.path.join(FIXTURES, "bloom.blume"), path)

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <iterator>
 #include <ranges>
 #include <utility>
@@ -62,6 +63,52 @@ class key_interface {
     return self().find(hash(k));
   }
 
+  // ---- prepared hashes ---------------------------------------------------------------------------------
+  // A caller that holds a uniform 64-bit hash of each key (a database's row hash, Parquet's XXH64 of a
+  // value, one hash computed for several structures) passes it in place of the key; the filter's hasher
+  // turns it into a digest (from_hash) and no key is hashed. The filter's rates hold only if those hashes
+  // are uniform: a weak one (an identity hash of integers) breaks the model. A key inserted by its hash is
+  // found only by its hash.
+
+  template <class D = Derived>
+    requires prehash_hasher<typename D::hasher_type>
+  static digest digest_of_hash(std::uint64_t h) noexcept {
+    return D::hasher_type::from_hash(h);
+  }
+  template <class D = Derived>
+    requires prehash_hasher<typename D::hasher_type> && requires(D& f, const digest& d) { f.insert(d); }
+  decltype(auto) insert_hash(std::uint64_t h) {
+    return self().insert(digest_of_hash(h));
+  }
+  template <class D = Derived>
+    requires prehash_hasher<typename D::hasher_type> && requires(const D& f, const digest& d) { f.contains(d); }
+  bool contains_hash(std::uint64_t h) const noexcept {
+    return self().contains(digest_of_hash(h));
+  }
+  /// insert_many of prepared hashes.
+  template <std::ranges::input_range R, class D = Derived>
+    requires prehash_hasher<typename D::hasher_type> && requires(D& f, const digest& d) { f.insert(d); }
+  void insert_hashes(const R& hashes) {
+    const auto digests = digests_of_hashes(hashes);
+    if constexpr (requires(D& f) { f.insert_many(digests); }) {
+      self().insert_many(digests);
+    } else {
+      for (const digest& d : digests) self().insert(d);
+    }
+  }
+  /// contains_many of prepared hashes: one bool per hash to `out`; returns how many answered true.
+  template <std::ranges::input_range R, class Out, class D = Derived>
+    requires prehash_hasher<typename D::hasher_type> && std::output_iterator<Out, bool>
+  std::size_t contains_hashes(const R& hashes, Out out) const {
+    return self().contains_many(digests_of_hashes(hashes), out);
+  }
+  /// count_contained of prepared hashes.
+  template <std::ranges::input_range R, class D = Derived>
+    requires prehash_hasher<typename D::hasher_type>
+  std::size_t count_contained_hashes(const R& hashes) const {
+    return self().count_contained(digests_of_hashes(hashes));
+  }
+
   /// Writes one bool per key to `out`; returns how many answered true. One lookup per key: filters that
   /// can prefetch a batch (basic_bloom_filter, cuckoo, quotient, xor) define their own.
   template <std::ranges::input_range R, class Out, class... Args>
@@ -85,6 +132,10 @@ class key_interface {
   }
 
  private:
+  template <class R>
+  static auto digests_of_hashes(const R& hashes) {
+    return std::views::all(hashes) | std::views::transform([](std::uint64_t h) { return digest_of_hash(h); });
+  }
   const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
   Derived& self() noexcept { return static_cast<Derived&>(*this); }
 };

@@ -43,6 +43,71 @@ void pipelined_probes(const R& items, Hash hash, Prepare prepare, Use&& use) {
   }
 }
 
+/// The sinks of bulk lookups, holding their state by value: count_contained's count, and contains_many's
+/// count and output position.
+struct answer_counter {
+  std::size_t hits = 0;
+  void operator()(bool hit) noexcept { hits += hit; }
+};
+template <class Out>
+struct answer_writer {
+  Out out;
+  std::size_t hits = 0;
+  void operator()(bool hit) {
+    hits += hit;
+    *out = hit;
+    ++out;
+  }
+};
+
+/// How many keys a fused loop hashes ahead of the one it tests: enough misses in flight to cover a DRAM access
+/// (and a TLB walk) at 4–10 ns a key, with a ring of 512 bytes that stays in L1. Measured at 10M and 100M
+/// integer keys, 64 ran 5–10% faster than 32 in bulk calls.
+inline constexpr std::size_t fused_distance = 64;
+
+/// Inputs fused_probes takes: a known size, and items reached by index.
+template <class R>
+concept fusable_range = std::ranges::random_access_range<const R> && std::ranges::sized_range<const R>;
+
+/// pipelined_probes in one loop, for inputs of known size: key i + Distance is hashed and prepared while key
+/// i is used, so a key costs one pass through one loop body. The keys go by in chunks of Distance, so the
+/// ring's slot is the inner loop's own index (no wrap-around arithmetic per key) and the input's end is
+/// tested once per chunk. `use(probe)` is called once per key, in order. The callers copy what prepare and
+/// use read into locals: a store through a SIMD type may alias anything, and would otherwise force every
+/// field to be reloaded.
+template <class Probe, std::size_t Distance = fused_distance, class R, class Hash, class Prepare, class Use>
+__attribute__((always_inline)) inline void fused_probes(const R& items, Hash hash, Prepare prepare, Use use) {
+  const auto first = std::ranges::begin(items);
+  const std::size_t n = static_cast<std::size_t>(std::ranges::size(items));
+  const auto probe_of = [&](std::size_t i) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(first[i])>, digest>) {
+      return prepare(first[i]);
+    } else {
+      return prepare(hash(first[i]));
+    }
+  };
+  Probe ring[Distance];  // ring[j] holds the probe of key base + j
+  const std::size_t ahead = n < Distance ? n : Distance;
+  for (std::size_t j = 0; j < ahead; ++j) ring[j] = probe_of(j);
+  std::size_t base = 0;
+  for (; n - base >= 2 * Distance; base += Distance) {
+    for (std::size_t j = 0; j < Distance; ++j) {
+      const Probe p = ring[j];
+      ring[j] = probe_of(base + Distance + j);
+      use(p);
+    }
+  }
+  // Fewer than 2 * Distance keys remain: the ring's `ahead`, and `rest` not yet prepared.
+  const std::size_t rest = n - base - ahead;
+  for (std::size_t j = 0; j < rest; ++j) {
+    const Probe p = ring[j];
+    ring[j] = probe_of(base + Distance + j);
+    use(p);
+  }
+  for (std::size_t j = rest; j < ahead; ++j) use(ring[j]);
+  for (std::size_t j = 0; j < rest; ++j) use(ring[j]);
+}
+
 /// pipelined_probes where the probe is the digest itself and `prefetch(digest)` starts its accesses.
 template <class R, class Hash, class Prefetch, class Use>
 void pipelined(const R& items, Hash&& hash, Prefetch&& prefetch, Use&& use) {

@@ -31,7 +31,7 @@
 
 namespace blume {
 
-template <class Buffer = split_block_bloom_filter<>, class Clock = std::chrono::system_clock>
+template <class Buffer = split_block_bloom_filter<xxh3_hasher>, class Clock = std::chrono::system_clock>
 class aging_bloom_filter : public detail::key_interface<aging_bloom_filter<Buffer, Clock>> {
   using key_calls = detail::key_interface<aging_bloom_filter>;
 

@@ -210,21 +210,13 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
   template <std::ranges::input_range R, class Out>
     requires std::output_iterator<Out, bool>
   std::size_t contains_many(const R& keys, Out out) const {
-    std::size_t hits = 0;
-    lookups(keys, [&](bool hit) {
-      hits += hit;
-      *out = hit;
-      ++out;
-    });
-    return hits;
+    return lookups(keys, detail::answer_writer<Out>{std::move(out)}).hits;
   }
 
   /// How many of `keys` the filter answers true for.
   template <std::ranges::input_range R>
   std::size_t count_contained(const R& keys) const noexcept {
-    std::size_t hits = 0;
-    lookups(keys, [&hits](bool hit) { hits += hit; });
-    return hits;
+    return lookups(keys, detail::answer_counter{}).hits;
   }
 
   // ---- whole-filter operations -----------------------------------------------------------------------
@@ -409,10 +401,30 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
   /// pipelined on digests.
   static constexpr bool has_probes = requires { typename Layout::probe; };
 
-  /// sink(answer) for every key, in order.
+  /// A copy of the hasher as a function of a key: a bulk loop's stores cannot reach a copy it holds.
+  struct hash_with {
+    Hasher hasher;
+    template <class K>
+    digest operator()(const K& k) const noexcept {
+      return hash_key(hasher, k);
+    }
+  };
+  /// A layout with fused loops (Layout::contains_all, insert_all) runs a whole bulk call of known size as one
+  /// loop; other inputs, and other layouts, go through batches.
+  template <class R>
+  static constexpr bool fuses = detail::fusable_range<R> && requires(const Layout& l, word_type* w, const R& r,
+                                                                     hash_with h, detail::answer_counter s) {
+    l.contains_all(w, r, h, s);
+    l.template insert_all<false>(w, r, h);
+  };
+
+  /// sink(answer) for every key, in order; returns the sink. It travels by value, so that a fused loop holds
+  /// its count and output position in registers (a store through `out` could otherwise alias them).
   template <class R, class Sink>
-  void lookups(const R& keys, Sink&& sink) const {
-    if constexpr (has_probes) {
+  Sink lookups(const R& keys, Sink sink) const {
+    if constexpr (fuses<R>) {
+      return layout_.contains_all(words(), keys, hash_with{hasher_}, std::move(sink));
+    } else if constexpr (has_probes) {
       using probe = typename Layout::probe;
       const word_type* w = words();
       const Layout& layout = layout_;
@@ -427,12 +439,16 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
             for (const digest& d : batch) sink(layout_.contains(words(), d));
           });
     }
+    return sink;
   }
 
   template <bool Atomic, class R>
   void insert_batched(const R& keys) noexcept {
     std::uint64_t count = 0;
-    if constexpr (has_probes) {
+    if constexpr (fuses<R>) {
+      layout_.template insert_all<Atomic>(words(), keys, hash_with{hasher_});
+      count = static_cast<std::uint64_t>(std::ranges::size(keys));
+    } else if constexpr (has_probes) {
       using probe = typename Layout::probe;
       word_type* w = words();
       const Layout& layout = layout_;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "blume/detail/geometry.hpp"
 #include "blume/kinds/basic_bloom_filter.hpp"
@@ -55,11 +56,18 @@ __attribute__((target("avx2"))) inline __m256i split_block_mask_avx2(std::uint32
   return _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_srli_epi32(product, 27));
 }
 
+// The block is read and written as a vector of 32-bit words, not as __m256i: __m256i may alias any type,
+// so a store through it would make the compiler reload every field of the filter (its size, its hasher's
+// seed, its storage) after each insert; a vector of uint32 aliases only the words.
+typedef std::uint32_t split_block_words __attribute__((vector_size(32), aligned(32)));
+
 __attribute__((target("avx2"))) inline bool split_block_insert_avx2(std::uint32_t* block, std::uint32_t key) noexcept {
   const __m256i mask = split_block_mask_avx2(key);
-  auto* p = reinterpret_cast<__m256i*>(block);
-  const __m256i old = _mm256_load_si256(p);
-  _mm256_store_si256(p, _mm256_or_si256(old, mask));
+  auto* p = reinterpret_cast<split_block_words*>(block);
+  // GCC's vector casts reinterpret the bits in place (a function such as std::bit_cast would pass a 256-bit
+  // vector by value outside AVX2 code).
+  const auto old = (__m256i)*p;
+  *p = (split_block_words)_mm256_or_si256(old, mask);
   return _mm256_testc_si256(old, mask) == 0;
 }
 
@@ -171,6 +179,39 @@ class split_block_layout {
     for (const probe& p : batch) detail::split_block_insert_portable<Atomic>(words + p.offset, p.key);
   }
 
+  // ---- the fused bulk loops ------------------------------------------------------------------------------
+  // For inputs of known size (basic_bloom_filter checks): one loop that hashes and prefetches key i + D
+  // while it tests or sets key i (detail::fused_probes), its code path chosen once for the whole call. A
+  // probe is 8 bytes (the block's index and the in-block key), and the geometry is read into locals before
+  // the loop, so the kernel's stores do not make the compiler reload it for every key.
+
+  /// sink(answer) for each key, in order; returns the sink.
+  template <class R, class Hash, class Sink>
+  Sink contains_all(const word_type* words, const R& keys, Hash hash, Sink sink) const {
+#if BLUME_X86
+    if (avx2_) return contains_all_avx2(words, blocks_, keys, hash, std::move(sink));
+#endif
+    fused<false>(
+        words, blocks_, keys, hash, [ words, &sink ](packed_probe p) __attribute__((always_inline)) {
+          sink(detail::split_block_contains_portable(words + block_offset(p), p.key));
+        });
+    return sink;
+  }
+
+  template <bool Atomic, class R, class Hash>
+  void insert_all(word_type* words, const R& keys, Hash hash) const noexcept {
+#if BLUME_X86
+    if (!Atomic && avx2_) {
+      insert_all_avx2(words, blocks_, keys, hash);
+      return;
+    }
+#endif
+    fused<true>(
+        words, blocks_, keys, hash, [words](packed_probe p) __attribute__((always_inline)) {
+          detail::split_block_insert_portable<Atomic>(words + block_offset(p), p.key);
+        });
+  }
+
   void prefetch(const word_type* words, digest d) const noexcept {
     detail::prefetch_read(words + reduce(d.high, blocks_) * 8);
   }
@@ -179,7 +220,49 @@ class split_block_layout {
   }
 
  private:
+  struct packed_probe {
+    std::uint32_t block;  // fewer than 2^32 blocks: max_filter_bits
+    std::uint32_t key;
+  };
+  static std::uint64_t block_offset(packed_probe p) noexcept { return std::uint64_t{p.block} * 8; }
+
+  template <bool ForWrite, class R, class Hash, class Use>
+  __attribute__((always_inline)) static void fused(const word_type* words, std::uint64_t blocks, const R& keys,
+                                                   Hash hash, Use use) {
+    detail::fused_probes<packed_probe>(
+        keys, hash, [ words, blocks ](const digest& d) __attribute__((always_inline)) {
+          const packed_probe p{static_cast<std::uint32_t>(reduce(d.high, blocks)), static_cast<std::uint32_t>(d.low)};
+          if constexpr (ForWrite) {
+            detail::prefetch_write(words + block_offset(p));
+          } else {
+            detail::prefetch_read(words + block_offset(p));
+          }
+          return p;
+        },
+        use);
+  }
+
 #if BLUME_X86
+  // Static, with the geometry passed by value: nothing the loop reads lives behind a pointer its stores
+  // could alias.
+  template <class R, class Hash, class Sink>
+  __attribute__((target("avx2"))) static Sink contains_all_avx2(const word_type* words, std::uint64_t blocks,
+                                                                const R& keys, Hash hash, Sink sink) {
+    fused<false>(
+        words, blocks, keys, hash, [ words, &sink ](packed_probe p) __attribute__((always_inline)) {
+          sink(detail::split_block_contains_avx2(words + block_offset(p), p.key));
+        });
+    return sink;
+  }
+  template <class R, class Hash>
+  __attribute__((target("avx2"))) static void insert_all_avx2(word_type* words, std::uint64_t blocks, const R& keys,
+                                                              Hash hash) {
+    fused<true>(
+        words, blocks, keys, hash, [words](packed_probe p) __attribute__((always_inline)) {
+          detail::split_block_insert_avx2(words + block_offset(p), p.key);
+        });
+  }
+
   template <class Sink>
   __attribute__((target("avx2"))) static void contains_batch_avx2(const word_type* words, std::span<const probe> batch,
                                                                   Sink& sink) {
@@ -194,7 +277,12 @@ class split_block_layout {
   bool avx2_;
 };
 
-template <hasher Hasher = xxh3_hasher>
+/// New filters hash with XXH3-64 (xxh3_64_hasher): the layout reads 64 bits of digest, and on an 8-byte key
+/// that hash is a third of XXH3-128's instructions. Files of XXH3-128 (hash id 1, written before it became
+/// the default) read as split_block_bloom_filter<xxh3_hasher>, which any_filter and the tools open as they
+/// were written. The block comes from the hash's high bits and the in-block key from its low 32; a filter
+/// has at most 2^32 blocks (max_filter_bits), so the two never share a bit.
+template <hasher Hasher = xxh3_64_hasher>
 using split_block_bloom_filter = basic_bloom_filter<split_block_layout, Hasher>;
 
 static_assert(serializable_filter<split_block_bloom_filter<>>);
