@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <iterator>
 #include <ranges>
+#include <span>
 #include <utility>
 
 #include "blume/hash.hpp"
@@ -89,24 +90,36 @@ class key_interface {
   template <std::ranges::input_range R, class D = Derived>
     requires prehash_hasher<typename D::hasher_type> && requires(D& f, const digest& d) { f.insert(d); }
   void insert_hashes(const R& hashes) {
-    const auto digests = digests_of_hashes(hashes);
-    if constexpr (requires(D& f) { f.insert_many(digests); }) {
-      self().insert_many(digests);
-    } else {
-      for (const digest& d : digests) self().insert(d);
-    }
+    for_each_digest_chunk<D>(hashes, [this](std::span<const digest> digests) {
+      if constexpr (requires(D& f) { f.insert_many(digests); }) {
+        self().insert_many(digests);
+      } else {
+        for (const digest& d : digests) self().insert(d);
+      }
+    });
   }
   /// contains_many of prepared hashes: one bool per hash to `out`; returns how many answered true.
   template <std::ranges::input_range R, class Out, class D = Derived>
     requires prehash_hasher<typename D::hasher_type> && std::output_iterator<Out, bool>
   std::size_t contains_hashes(const R& hashes, Out out) const {
-    return self().contains_many(digests_of_hashes(hashes), out);
+    std::size_t hits = 0;
+    char answers[hash_chunk];
+    for_each_digest_chunk<D>(hashes, [&](std::span<const digest> digests) {
+      hits += self().contains_many(digests, answers);
+      for (std::size_t i = 0; i < digests.size(); ++i) {
+        *out = answers[i] != 0;
+        ++out;
+      }
+    });
+    return hits;
   }
   /// count_contained of prepared hashes.
   template <std::ranges::input_range R, class D = Derived>
     requires prehash_hasher<typename D::hasher_type>
   std::size_t count_contained_hashes(const R& hashes) const {
-    return self().count_contained(digests_of_hashes(hashes));
+    std::size_t hits = 0;
+    for_each_digest_chunk<D>(hashes, [&](std::span<const digest> digests) { hits += self().count_contained(digests); });
+    return hits;
   }
 
   /// Writes one bool per key to `out`; returns how many answered true. One lookup per key: filters that
@@ -132,9 +145,21 @@ class key_interface {
   }
 
  private:
-  template <class R>
-  static auto digests_of_hashes(const R& hashes) {
-    return std::views::all(hashes) | std::views::transform([](std::uint64_t h) { return digest_of_hash(h); });
+  // Prepared hashes reach the digest calls a chunk at a time, so the bulk calls keep their pipelining and the
+  // memory stays bounded (a views::transform would need none, but clang 14 cannot compile libstdc++ 12's).
+  static constexpr std::size_t hash_chunk = 1024;
+  template <class D, class R, class Fn>
+  static void for_each_digest_chunk(const R& hashes, Fn&& fn) {
+    digest chunk[hash_chunk];
+    std::size_t n = 0;
+    for (const std::uint64_t h : hashes) {
+      chunk[n++] = D::hasher_type::from_hash(h);
+      if (n == hash_chunk) {
+        fn(std::span<const digest>(chunk, n));
+        n = 0;
+      }
+    }
+    if (n != 0) fn(std::span<const digest>(chunk, n));
   }
   const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
   Derived& self() noexcept { return static_cast<Derived&>(*this); }
