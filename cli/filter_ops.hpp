@@ -17,6 +17,7 @@
 #include "blume/io/file_io.hpp"
 #include "key_input.hpp"
 #include "shared.hpp"
+#include "units.hpp"
 
 namespace CLI {
 class App;
@@ -36,10 +37,46 @@ bool insert_stored(F& f, const K& k) {
   }
 }
 
+/// The keys of a kind of integer keys (kind_input::integers) are decimal numbers in key files and on the
+/// command line; the filter takes each as its 8 little-endian bytes, as the library and Python pass an
+/// integer. A key that is not a decimal number below 2^64 is an invalid_argument naming it.
+class integer_keys {
+ public:
+  const std::vector<std::string_view>& of(const std::vector<std::string_view>& text) {
+    values_.resize(text.size());
+    views_.resize(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      const auto v = parse_integer_key(text[i]);
+      if (!v)
+        throw invalid_argument("key '" + std::string(text[i].substr(0, 64)) +
+                               "' is not an integer: this kind's keys are decimal integers of its universe");
+      values_[i] = *v;
+      views_[i] = std::string_view(reinterpret_cast<const char*>(&values_[i]), 8);
+    }
+    return views_;
+  }
+
+ private:
+  std::vector<std::uint64_t> values_;
+  std::vector<std::string_view> views_;
+};
+
+/// The keys a filter of kind F takes for `text` keys: the same, or their integers' bytes (integer_keys).
+template <class F>
+const std::vector<std::string_view>& keys_for(const std::vector<std::string_view>& text, integer_keys& scratch) {
+  if constexpr (F::input == kind_input::integers) {
+    return scratch.of(text);
+  } else {
+    return text;
+  }
+}
+
 /// Inserts keys (a batch of string_views) and returns how many were refused because the filter is full.
 template <class F>
-std::uint64_t insert_batch(F& f, const std::vector<std::string_view>& keys, bool concurrent) {
+std::uint64_t insert_batch(F& f, const std::vector<std::string_view>& text_keys, bool concurrent) {
   static_assert(takes_inserts<F>);
+  integer_keys scratch;
+  const std::vector<std::string_view>& keys = keys_for<F>(text_keys, scratch);
   if constexpr (can_insert_concurrently<F>) {
     if (concurrent) {
       f.insert_many_concurrent(keys);

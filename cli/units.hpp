@@ -2,12 +2,15 @@
 // Parsing the CLI's human units: counts with suffixes (10M, 1.5k, 1e6) and rates (1%, 0.01).
 #pragma once
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "blume/error.hpp"
+#include "blume/kind.hpp"
 
 namespace blume::cli {
 
@@ -118,6 +121,28 @@ inline std::uint64_t parse_bytes(std::string_view text, std::string_view what) {
   value *= scale;
   if (value > 1e15) throw invalid_argument(std::string(what) + ": '" + std::string(text) + "' is too large");
   return static_cast<std::uint64_t>(value);
+}
+
+/// An integer key as text: a decimal number below 2^64, digits only. nullopt for anything else.
+inline std::optional<std::uint64_t> parse_integer_key(std::string_view text) noexcept {
+  std::uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [at, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || at != end) return std::nullopt;
+  return value;
+}
+
+/// The universe [0, U) of an integer-keyed kind: "65536", "2^32", "4G" (a count) or "2^64"; U from 2 to 2^64.
+inline integer_universe parse_universe(std::string_view text, std::string_view what) {
+  if (text.substr(0, 2) == "2^") {
+    const auto power = parse_integer_key(text.substr(2));
+    if (!power || *power < 1 || *power > 64)
+      throw invalid_argument(std::string(what) + ": '" + std::string(text) + "' is not 2^1 … 2^64");
+    return *power == 64 ? integer_universe::all_64_bit() : integer_universe::of_size(std::uint64_t{1} << *power);
+  }
+  if (text == "18446744073709551616") return integer_universe::all_64_bit();
+  if (const auto exact = parse_integer_key(text)) return integer_universe::of_size(*exact);
+  return integer_universe::of_size(parse_count(text, what, 1.8e19));
 }
 
 }  // namespace blume::cli

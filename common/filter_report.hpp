@@ -227,6 +227,24 @@ inline std::vector<report_field> describe_filter(const any_filter& filter, const
             }
             add("level fill", text, json_levels + "]");
           }
+          if constexpr (requires {
+                          f.universe();
+                          f.zone();
+                          f.primes();
+                          f.in_zone();
+                        }) {
+            add("universe", "[0, " + f.universe().size_text() + ")", f.universe().size_text());
+            add("zone", std::to_string(f.zone()) + " keys", std::to_string(f.zone()));
+            add("in zone",
+                f.in_zone() ? "yes: no key of the universe is a false positive ('maybe' is 'yes')"
+                            : "no: " + std::to_string(f.inserted()) + " keys inserted, past the zone",
+                f.in_zone() ? "true" : "false");
+            const auto primes = f.primes();
+            std::string text = std::to_string(primes.size()) + ": " + std::to_string(primes.front()), json = "[";
+            if (primes.size() > 1) text += (primes.size() > 2 ? " … " : ", ") + std::to_string(primes.back());
+            for (std::size_t i = 0; i < primes.size(); ++i) json += (i ? ", " : "") + std::to_string(primes[i]);
+            add("segments", text + " bits", json + "]");
+          }
           add("predicted FPR now", percent(f.predicted_fpr()), json_number(f.predicted_fpr()));
           // At capacity: each kind's own notion of full.
           double at_capacity = NAN;

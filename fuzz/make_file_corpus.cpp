@@ -68,6 +68,16 @@ any_filter sample(filter_kind kind) {
   }
   if (input_of(kind) == kind_input::included_and_excluded)
     return cascade_filter::build(keys(items), keys(4 * items, items));
+  if (input_of(kind) == kind_input::integers) {
+    any_filter f = make_integer_filter(kind, integer_universe::of_size(1 << 20), 4);
+    std::visit(
+        [](auto& typed) {
+          if constexpr (requires { typed.in_zone(); })
+            for (const std::uint64_t k : keys(items / 2)) typed.insert(k & 0xfffff);
+        },
+        f);
+    return f;
+  }
   if (kind == blume::aging_bloom_filter<>::kind) return aging({}, items / 2);
   if (is_static(kind)) {
     std::vector<std::uint64_t> lows;

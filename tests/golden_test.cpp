@@ -43,6 +43,18 @@ blume::any_filter golden_filter(blume::filter_kind kind) {
   }
   if (blume::input_of(kind) == blume::kind_input::included_and_excluded)
     return blume::cascade_filter::build(keys, golden_keys("golden-absent-", 4000));
+  if (blume::input_of(kind) == blume::kind_input::integers) {
+    // Integer keys i · 1000003 of [0, 2^32), 1000 of them, past a zone of 64.
+    blume::any_filter f =
+        blume::make_integer_filter(kind, blume::integer_universe::of_size(std::uint64_t{1} << 32), 64);
+    std::visit(
+        [](auto& typed) {
+          if constexpr (requires { typed.in_zone(); })
+            for (std::uint64_t i = 0; i < 1000; ++i) typed.insert(i * 1000003);
+        },
+        f);
+    return f;
+  }
   if (blume::is_static(kind)) {
     std::vector<std::uint64_t> lows;
     for (const auto& k : keys) lows.push_back(blume::hash_key(blume::xxh3_hasher(), std::string_view(k)).low);
@@ -123,6 +135,8 @@ TEST(Golden, EveryKindWritesTheseBytes) {
       // Planned as a membership table (1000 keys at 1%: k = 7); a difference table and a sketch below.
       {"iblt", {153552u, 0x777857c98d7d08e2ull, 0x04da444d28939336ull}},
       {"dleft", {2696u, 0x1677c453d07c622full, 0x86c442a97bf77865ull}},
+      // Integer keys i · 1000003 of [0, 2^32), 1000 of them past a zone of 64 (golden_filter).
+      {"egh", {20640u, 0x6d90d23e85f27d77ull, 0xb48ed8f6ad5e7600ull}},
   };
   EXPECT_EQ(pinned.size(), blume::kind_count) << "a pinned kind is no longer in the list";
   blume::for_each_kind([&](auto type) {
@@ -228,6 +242,28 @@ TEST(Golden, SketchAndDifferenceTablesWriteTheseBytes) {
   };
   pin(sketch.table(), {40960u, 0xd6b880939ca7669bull, 0xfcac8490e8f2ab13ull}, "sketch");
   pin(table, {1344u, 0x89731f9bbe452a2full, 0x281c8401535acb03ull}, "difference table");
+}
+
+// The bits one integer key sets in an EGH filter (kind 25): checked against an implementation written from
+// docs/format.md alone (its permutation, the first primes past (2^32 − 1)^64, the segments' residues).
+TEST(Golden, OneIntegerKeySetsTheseEghBits) {
+  auto f = blume::egh_filter::for_zone(blume::integer_universe::of_size(std::uint64_t{1} << 32), 64);
+  f.insert(42);
+  const std::vector<std::byte> bytes = blume::to_bytes(f);
+  const std::size_t start = blume::header_size + (4 * f.primes().size() + 7) / 8 * 8;  // past the primes
+  std::vector<std::uint64_t> at;
+  for (std::size_t i = start; i < bytes.size(); ++i)
+    for (int b = 0; b < 8; ++b)
+      if ((static_cast<unsigned>(bytes[i]) >> b) & 1u) at.push_back((i - start) * 8 + b);
+  EXPECT_EQ(f.primes().size(), 234u);
+  EXPECT_EQ(f.bits(), 157589u);
+  ASSERT_EQ(at.size(), 234u);  // one bit per segment
+  EXPECT_EQ(std::vector<std::uint64_t>(at.begin(), at.begin() + 8),
+            (std::vector<std::uint64_t>{0, 3, 7, 16, 26, 31, 45, 60}));
+  EXPECT_EQ(std::vector<std::uint64_t>(at.end() - 3, at.end()), (std::vector<std::uint64_t>{153692, 155978, 157421}));
+  std::uint64_t sum = 0;
+  for (const std::uint64_t p : at) sum += p;
+  EXPECT_EQ(sum, 11507649u);
 }
 
 // docs/format.md's worked example ("Probing", classic kind), bit for bit: m = 1000, k = 4, a chosen digest.

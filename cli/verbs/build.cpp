@@ -46,16 +46,19 @@ struct build_options {
   std::string output;
   key_format format = key_format::lines;
   unsigned threads = 2;
-  bool progress = true;                     // shown only on a terminal either way
-  std::optional<std::uint32_t> value_bits;  // bloomier: unset means the widest value's width
-  std::string included, excluded;           // cascade: the two key files
-  bool redisbloom = false;                  // RedisBloom's own filter, for `blume redis push`
+  bool progress = true;                      // shown only on a terminal either way
+  std::optional<std::uint32_t> value_bits;   // bloomier: unset means the widest value's width
+  std::string included, excluded;            // cascade: the two key files
+  bool redisbloom = false;                   // RedisBloom's own filter, for `blume redis push`
+  std::optional<integer_universe> universe;  // kinds of integer keys (egh): their keys are [0, U)
+  std::optional<std::uint64_t> zone;         // … and no false positive while they hold at most this many
+  std::optional<std::uint64_t> memory;       // … or the largest zone this many bytes of bits buy
 };
 
 /// The command line as given: the options, and text the callback parses into them.
 struct build_args {
   build_options options;
-  std::string items, fpr = "1%", kind, format = "lines";
+  std::string items, fpr = "1%", kind, format = "lines", universe, zone, memory;
 };
 
 /// The kind `build` uses when none is given: split-block, the fastest, when it can meet the rate;
@@ -167,6 +170,57 @@ void report_build(const build_options& o, filter_kind kind, std::uint64_t keys) 
                  static_cast<unsigned long long>(keys));
 }
 
+/// A kind of integer keys (egh), for --universe U: its zone is --zone, or the largest --memory buys, or else
+/// the number of keys in the input (counted first), so that every answer about the universe is exact.
+int build_integer_keyed(const build_options& o, filter_kind kind, std::optional<file_lock>& lock) {
+  const std::string name(kind_name(kind));
+  if (!o.universe) throw invalid_argument("a " + name + " filter needs --universe U: its keys are the integers [0, U)");
+  if (o.zone && o.memory) throw invalid_argument("--zone and --memory both size the filter: give one");
+  if (o.items != 0) throw invalid_argument("--items does not size a " + name + " filter: --zone (or --memory) does");
+  if (!o.included.empty() || !o.excluded.empty() || o.value_bits)
+    throw invalid_argument("--included, --excluded and --value-bits are not for a " + name + " filter");
+  key_source source(o.input, o.format);
+  std::uint64_t zone = 0;
+  if (o.zone) {
+    zone = *o.zone;
+  } else if (o.memory) {
+    visit_kind(kind, [&](auto type) {
+      using F = typename decltype(type)::type;
+      if constexpr (F::input == kind_input::integers) zone = F::plan_for_budget(*o.universe, *o.memory * 8).zone;
+    });
+  } else {
+    const std::uint64_t counted = source.count_keys();
+    refuse_empty(o, counted, o.input);
+    zone = std::max<std::uint64_t>(counted, 1);
+  }
+  any_filter filter = make_integer_filter(kind, *o.universe, zone);
+  progress bar(o.progress && ::isatty(STDERR_FILENO) != 0, source.total_bytes());
+  std::uint64_t keys = 0, bytes = 0;
+  std::visit(
+      [&](auto& f) {
+        using F = std::decay_t<decltype(f)>;
+        if constexpr (F::input == kind_input::integers) {
+          source.for_each_block([&](std::string_view block) {
+            keys += insert_block(f, block, source.delimiter(), false).first;
+            bytes += block.size();
+            bar.update(keys, bytes);
+          });
+          bar.finish(keys);
+          refuse_empty(o, keys, o.input);
+          if (!f.in_zone() && !o.allow_overfill)
+            throw invalid_argument("the " + name + " filter's zone is " + std::to_string(zone) +
+                                   " keys and it was given " + std::to_string(keys) +
+                                   ": past its zone it has false positives (rate now " + percent(f.predicted_fpr()) +
+                                   "); give a larger --zone, or --allow-overfill to keep it");
+        }
+      },
+      filter);
+  lock_target(lock, o.output, o.no_wait);
+  write_output(filter, o.output, filter_design{}, write_options{o.force});
+  report_build(o, kind, keys);
+  return 0;
+}
+
 /// What BF.RESERVE key <fpr> <items> and then BF.MADD of every key make, bit for bit and count for count
 /// (RedisBloom's hashing, geometry and growth): keys are hashed on `threads` threads and inserted in
 /// input order, as BF.MADD inserts them.
@@ -216,6 +270,11 @@ int run_build(const build_options& options) {
   std::optional<file_lock> lock;
   if (o.redisbloom && o.kind)
     throw invalid_argument("--redisbloom builds RedisBloom's own scalable filter: leave out --kind");
+  if (o.kind && input_of(*o.kind) == kind_input::integers) return build_integer_keyed(o, *o.kind, lock);
+  if (o.universe || o.zone || o.memory)
+    throw invalid_argument(
+        "--universe, --zone and --memory are for the kinds of integer keys (--kind " +
+        kind_names_where([](auto type) { return decltype(type)::type::input == kind_input::integers; }) + ")");
   if (o.kind && input_of(*o.kind) != kind_input::keys) {
     std::uint64_t keys = 0;
     const bool keys_with_values = input_of(*o.kind) == kind_input::keys_with_values;
@@ -352,6 +411,10 @@ void register_build(CLI::App& app, int& status) {
   build->add_flag("--redisbloom", opts.redisbloom,
                   "RedisBloom's own filter, as BF.RESERVE KEY <fpr> <items> and BF.MADD of the keys make it, for "
                   "`blume redis push`");
+  build->add_option("--universe", a->universe, "egh: its keys are the integers [0, U) (e.g. 65536, 2^32, 2^64)");
+  build->add_option("--zone", a->zone,
+                    "egh: no false positive while it holds at most this many keys (default: the keys in the input)");
+  build->add_option("--memory", a->memory, "egh: instead of --zone, the largest zone this many bytes buy (e.g. 4KiB)");
   build->add_option("--included", opts.included, "cascade: file of the keys it must answer yes for");
   build->add_option("--excluded", opts.excluded, "cascade: file of the keys it must answer no for");
   build->callback([a, &status] {
@@ -363,6 +426,9 @@ void register_build(CLI::App& app, int& status) {
       if (o.items == 0) throw invalid_argument("--items must be at least 1");
     }
     o.format = format_option(a->format);
+    if (!a->universe.empty()) o.universe = parse_universe(a->universe, "--universe");
+    if (!a->zone.empty()) o.zone = parse_count(a->zone, "--zone", 1.8e19);
+    if (!a->memory.empty()) o.memory = parse_bytes(a->memory, "--memory");
     status = run_build(o);
   });
 }

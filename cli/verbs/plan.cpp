@@ -27,15 +27,17 @@ struct plan_options {
   std::optional<std::uint64_t> memory_bytes;
   std::optional<filter_kind> kind;
   std::uint64_t key_bytes = 24;
-  std::optional<std::uint32_t> value_bits;  // bloomier rows: the values' width
-  std::optional<std::uint64_t> excluded;    // cascade rows: |S| (items is |R|)
-  std::optional<std::uint32_t> sets;        // spatial rows: the items shared out over this many sets
+  std::optional<std::uint32_t> value_bits;   // bloomier rows: the values' width
+  std::optional<std::uint64_t> excluded;     // cascade rows: |S| (items is |R|)
+  std::optional<std::uint32_t> sets;         // spatial rows: the items shared out over this many sets
+  std::optional<integer_universe> universe;  // kinds of integer keys (egh): their keys are [0, U)
+  std::optional<std::uint64_t> zone;         // … and no false positive while they hold at most this many
   bool json = false;
 };
 
 /// The command line as given: text until the callback parses it.
 struct plan_args {
-  std::string items, fpr, memory, kind, key_bytes = "24", excluded;
+  std::string items, fpr, memory, kind, key_bytes = "24", excluded, universe, zone;
   std::uint32_t sets = 0;
   std::uint32_t value_bits = 0;
   bool json = false;
@@ -59,6 +61,7 @@ bool has_inputs_for(filter_kind k, const plan_options& o) {
     if constexpr (planned_with_value_bits<F>) given = o.value_bits.has_value();
     else if constexpr (planned_per_set<F>) given = o.sets.has_value();
     else if constexpr (F::input == kind_input::included_and_excluded) given = o.excluded.has_value();
+    else if constexpr (F::input == kind_input::integers) given = false;  // planned alone: run_integer_plan
     else given = true;
   });
   return given;
@@ -69,6 +72,59 @@ struct plan_row {
   std::optional<filter_plan> plan;
   std::string problem;  // why there is no plan
 };
+
+/// A kind of integer keys (egh): the primes a zone of --zone keys of [0, U) takes (or the largest zone
+/// --memory buys), what the zone costs against a classic filter, and the model's rate past the zone.
+int run_integer_plan(const plan_options& o, filter_kind kind) {
+  visit_kind(kind, [&](auto type) {
+    using F = typename decltype(type)::type;
+    if constexpr (F::input == kind_input::integers) {
+      const auto p = o.zone ? F::plan_for_zone(*o.universe, *o.zone)
+                            : F::plan_for_budget(*o.universe, *o.memory_bytes * 8);
+      const double d = static_cast<double>(p.zone), bits = static_cast<double>(p.bits);
+      const std::uint64_t past[] = {2, 10, 100};
+      std::string primes = std::to_string(p.primes.front()), json_primes = "[";
+      if (p.primes.size() > 1) primes += (p.primes.size() > 2 ? " … " : ", ") + std::to_string(p.primes.back());
+      for (std::size_t i = 0; i < p.primes.size(); ++i) json_primes += (i ? ", " : "") + std::to_string(p.primes[i]);
+      if (o.json) {
+        std::string out = "{\"kind\": " + json_string(F::name) + ", \"universe\": " + p.universe.size_text() +
+                          ", \"zone\": " + std::to_string(p.zone) +
+                          ", \"segments\": " + std::to_string(p.primes.size()) + ", \"primes\": " + json_primes +
+                          "], \"bits\": " + std::to_string(p.bits) + ", \"bytes\": " + std::to_string(p.bytes) +
+                          ", \"classic_fpr_log2_same_bits\": " + json_number(p.classic_fpr_log2) +
+                          ", \"classic_bits_for_universe\": " + std::to_string(p.classic_bits_for_universe) +
+                          ", \"fpr_past_zone\": {";
+        for (std::size_t i = 0; i < std::size(past); ++i)
+          out += (i ? ", " : "") + std::string("\"") + std::to_string(past[i] * p.zone) +
+                 "\": " + json_number(F::rate_of(p.primes, d * static_cast<double>(past[i])));
+        std::printf("%s}}\n", out.c_str());
+        return;
+      }
+      std::printf("%s filter of keys in [0, %s): no false positive while it holds at most %llu keys\n\n",
+                  std::string(F::name).c_str(), p.universe.size_text().c_str(),
+                  static_cast<unsigned long long>(p.zone));
+      std::printf("  segments  %zu, of %s bits (primes whose product passes (U - 1)^%llu)\n", p.primes.size(),
+                  primes.c_str(), static_cast<unsigned long long>(p.zone));
+      std::printf("  bits      %llu (%s with the primes), %s bits per key of the zone\n",
+                  static_cast<unsigned long long>(p.bits), human_bytes(static_cast<double>(p.bytes)).c_str(),
+                  fixed(bits / d, 1).c_str());
+      std::printf("\nwhat the zone costs:\n");
+      std::printf("  a classic filter of the same %llu bits holding %llu keys: a rate of 2^%s\n",
+                  static_cast<unsigned long long>(p.bits), static_cast<unsigned long long>(p.zone),
+                  fixed(p.classic_fpr_log2, 1).c_str());
+      std::printf(
+          "  a classic filter that expects less than one false positive in the whole universe at %llu keys: "
+          "%llu bits (the zone takes %sx that, for a guarantee instead of an expectation)\n",
+          static_cast<unsigned long long>(p.zone), static_cast<unsigned long long>(p.classic_bits_for_universe),
+          fixed(bits / static_cast<double>(std::max<std::uint64_t>(1, p.classic_bits_for_universe)), 1).c_str());
+      std::printf("\npast the zone (model, random keys):\n");
+      for (const std::uint64_t times : past)
+        std::printf("  %llu keys: %s\n", static_cast<unsigned long long>(times * p.zone),
+                    percent(F::rate_of(p.primes, d * static_cast<double>(times))).c_str());
+    }
+  });
+  return 0;
+}
 
 int run_plan(const plan_options& o) {
   std::vector<filter_kind> kinds;
@@ -221,11 +277,29 @@ int run_plan(const plan_options& o) {
 /// The plan's options from the command line, checked together.
 plan_options to_options(const plan_args& a, const CLI::App& plan) {
   plan_options o;
+  if (!a.kind.empty()) o.kind = kind_option(a.kind);
+  if (o.kind && input_of(*o.kind) == kind_input::integers) {
+    if (a.universe.empty())
+      throw invalid_argument("--kind " + std::string(kind_name(*o.kind)) + ": give its universe with --universe U");
+    o.universe = parse_universe(a.universe, "--universe");
+    if (!a.zone.empty()) o.zone = parse_count(a.zone, "--zone", 1.8e19);
+    if (!a.memory.empty()) o.memory_bytes = parse_bytes(a.memory, "--memory");
+    if (o.zone.has_value() == o.memory_bytes.has_value()) throw invalid_argument("give either --zone or --memory");
+    if (!a.items.empty() || !a.fpr.empty())
+      throw invalid_argument("--items and --fpr do not size a " + std::string(kind_name(*o.kind)) +
+                             " filter: --zone or --memory does");
+    o.json = a.json;
+    return o;
+  }
+  if (!a.universe.empty() || !a.zone.empty())
+    throw invalid_argument(
+        "--universe and --zone are for the kinds of integer keys (--kind " +
+        kind_names_where([](auto type) { return decltype(type)::type::input == kind_input::integers; }) + ")");
+  if (a.items.empty()) throw invalid_argument("--items is required");
   o.items = parse_count(a.items, "--items", 1e15);
   if (o.items == 0) throw invalid_argument("--items must be at least 1");
   if (!a.fpr.empty()) o.fpr = parse_rate(a.fpr, "--fpr");
   if (!a.memory.empty()) o.memory_bytes = parse_bytes(a.memory, "--memory");
-  if (!a.kind.empty()) o.kind = kind_option(a.kind);
   if (plan.count("--value-bits") != 0) {
     if (a.value_bits == 0 || a.value_bits > 32)
       throw invalid_argument("--value-bits must be in [1, 32], got " + std::to_string(a.value_bits));
@@ -260,7 +334,7 @@ plan_options to_options(const plan_args& a, const CLI::App& plan) {
 void register_plan(CLI::App& app, int& status) {
   const auto a = std::make_shared<plan_args>();
   CLI::App* plan = app.add_subcommand("plan", "Size a filter: bits, memory, k and predicted FPR for each kind");
-  plan->add_option("--items", a->items, "keys the filter must hold (e.g. 100M)")->required();
+  plan->add_option("--items", a->items, "keys the filter must hold (e.g. 100M; required but for egh)");
   plan->add_option("--fpr", a->fpr, "target false-positive rate (1% or 0.01)");
   plan->add_option("--memory", a->memory, "memory budget instead of a rate (e.g. 120MiB): what FPR it gives");
   plan->add_option("--kind", a->kind, kinds_help() + " (default: every kind)");
@@ -272,8 +346,13 @@ void register_plan(CLI::App& app, int& status) {
                    "row");
   plan->add_option("--excluded", a->excluded,
                    "cascade: keys of the excluded set (--items is the included set); adds the cascade row");
+  plan->add_option("--universe", a->universe, "egh: its keys are the integers [0, U) (e.g. 65536, 2^32, 2^64)");
+  plan->add_option("--zone", a->zone, "egh: no false positive while it holds at most this many keys");
   plan->add_flag("--json", a->json, "one JSON object");
-  plan->callback([a, plan, &status] { status = run_plan(to_options(*a, *plan)); });
+  plan->callback([a, plan, &status] {
+    const plan_options o = to_options(*a, *plan);
+    status = o.universe ? run_integer_plan(o, *o.kind) : run_plan(o);
+  });
 }
 
 }  // namespace blume::cli

@@ -69,19 +69,23 @@ int run_query(const query_options& o) {
               return;
             }
           }
-          if constexpr (requires { f.contains_many(batch, answers.begin()); }) {
-            f.contains_many(batch, answers.begin());
+          integer_keys scratch;
+          const std::vector<std::string_view>& keys = keys_for<F>(batch, scratch);
+          if constexpr (requires { f.contains_many(keys, answers.begin()); }) {
+            f.contains_many(keys, answers.begin());
           } else {
-            for (std::size_t i = 0; i < batch.size(); ++i) answers[i] = f.contains(batch[i]);
+            for (std::size_t i = 0; i < keys.size(); ++i) answers[i] = f.contains(keys[i]);
           }
+          // A cascade is exact on the keys it was built from, and a filter inside its zone on its whole
+          // universe: "yes" rather than "maybe". A filter that forgets cannot say "no", only that the key was
+          // not seen recently.
+          bool exact = F::input == kind_input::included_and_excluded;
+          if constexpr (requires { f.in_zone(); }) exact = f.in_zone();
           for (std::size_t i = 0; i < batch.size(); ++i) {
             any_no |= answers[i] == 0;
             if (o.quiet) continue;
             out.add(batch[i]);
-            // A cascade is exact on the keys it was built from: "yes" rather than "maybe". A filter that
-            // forgets cannot say "no", only that the key was not seen recently.
-            out.add(answers[i] != 0 ? (F::input == kind_input::included_and_excluded ? "\tyes\n" : "\tmaybe\n")
-                                    : (forgets_v<F> ? "\tabsent\n" : "\tno\n"));
+            out.add(answers[i] != 0 ? (exact ? "\tyes\n" : "\tmaybe\n") : (forgets_v<F> ? "\tabsent\n" : "\tno\n"));
           }
           out.flush();  // answers keep pace with an interactive stream
         });

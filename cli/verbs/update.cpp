@@ -42,7 +42,10 @@ int run_update(const query_options& o, update what) {
           throw invalid_argument("erase is not sound for a '" + std::string(kind_name(F::kind)) +
                                  "' filter (it cannot forget keys): use one of " + erasing_kinds());
         for_each_batch(o, [&](const std::vector<std::string_view>& batch) {
-          for (const std::string_view k : batch) {
+          integer_keys scratch;
+          const std::vector<std::string_view>& keys = keys_for<F>(batch, scratch);
+          for (std::size_t i = 0; i < keys.size(); ++i) {
+            const std::string_view k = keys[i];
             ++total;
             if (what == update::add) {
               if constexpr (takes_valued_inserts<F>) {
@@ -72,7 +75,7 @@ int run_update(const query_options& o, update what) {
               const bool erased = f.erase(k);
               done += erased;
               if (!o.quiet) {
-                out.add(k);
+                out.add(batch[i]);
                 out.add(erased ? "\terased\n" : "\tnot found\n");
               }
             }
@@ -86,6 +89,13 @@ int run_update(const query_options& o, update what) {
   if (what == update::add && !o.allow_overfill)
     std::visit(
         [&](const auto& f) {
+          if constexpr (requires { f.in_zone(); }) {
+            if (!f.in_zone())
+              throw invalid_argument("adding " + std::to_string(total) + " keys to '" + o.file +
+                                     "' takes it past its zone of " + std::to_string(f.zone()) +
+                                     " keys, where it has false positives (nothing was "
+                                     "written; --allow-overfill adds them anyway)");
+          }
           refuse_overfill(f, design, "adding " + std::to_string(total) + " keys to '" + o.file + "'",
                           "nothing was written; build a larger filter from all the keys");
         },

@@ -61,9 +61,11 @@ inline any_filter build_static_filter(filter_kind kind, std::vector<std::uint64_
       built.emplace(F::from_digest_lows(std::move(digest_lows), fpr, stats));
     } else if constexpr (F::input != kind_input::keys) {
       throw invalid_argument("a " + std::string(F::name) + " filter takes its own inputs (" +
-                             (F::input == kind_input::keys_with_values
-                                  ? "keys with values: build_map_filter"
-                                  : "included and excluded keys: cascade_filter::build") +
+                             (F::input == kind_input::keys_with_values        ? "keys with values: build_map_filter"
+                              : F::input == kind_input::included_and_excluded ? "included and excluded keys: "
+                                                                                "cascade_filter::build"
+                                                                              : "integer keys of a universe: "
+                                                                                "make_integer_filter") +
                              "), not one key set");
     } else {
       throw invalid_argument("'" + std::string(F::name) + "' is not a static kind");
@@ -95,6 +97,22 @@ any_filter build_map_filter(filter_kind kind, const Keys& keys, const Values& va
   });
   if (!known) detail::unknown_kind(kind);
   return std::move(*built);
+}
+
+/// A kind of integer keys (kind_input::integers: egh) for the universe `u`, with no false positive while it
+/// holds at most `zone` keys (the kind's for_zone).
+inline any_filter make_integer_filter(filter_kind kind, integer_universe u, std::uint64_t zone) {
+  std::optional<any_filter> made;
+  const bool known = visit_kind(kind, [&](auto type) {
+    using F = typename decltype(type)::type;
+    if constexpr (F::input == kind_input::integers) {
+      made.emplace(F::for_zone(u, zone));
+    } else {
+      throw invalid_argument("a " + std::string(F::name) + " filter has no universe or zone");
+    }
+  });
+  if (!known) detail::unknown_kind(kind);
+  return std::move(*made);
 }
 
 namespace detail {

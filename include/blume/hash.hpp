@@ -40,6 +40,7 @@ enum class hash_id : std::uint16_t {
   murmur64a_pair = 2,  // RedisBloom's Bloom hash (redisbloom.hpp)
   murmur64a = 3,       // RedisBloom's cuckoo hash (redisbloom.hpp)
   xxh3_64 = 4,         // xxh3_64_hasher: one 64-bit hash in both halves of the digest
+  integer_key = 5,     // integer_key_hasher: no hash, an 8-byte key's own value (egh)
 };
 
 /// The hash function's name, as the tools print it ("xxh3-64").
@@ -49,6 +50,7 @@ constexpr std::string_view hash_name(hash_id id) noexcept {
     case hash_id::murmur64a_pair: return "murmur64a-pair";
     case hash_id::murmur64a: return "murmur64a";
     case hash_id::xxh3_64: return "xxh3-64";
+    case hash_id::integer_key: return "integer-key";
   }
   return "unknown";
 }
@@ -162,6 +164,31 @@ class xxh3_64_hasher {
   std::uint64_t flip_;
 };
 static_assert(prehash_hasher<xxh3_64_hasher>);
+
+/// No hash at all: the value of an 8-byte key (every integer key, widened) read little-endian, for a kind
+/// whose guarantee comes from deterministic functions of the key itself (egh: no false positive inside a
+/// zone of a finite integer universe). A key of another length has no value: its digest says so
+/// (high == not_an_integer), and such a kind refuses it. The seed is the kind's own (egh's permutation).
+class integer_key_hasher {
+ public:
+  static constexpr hash_id id = hash_id::integer_key;
+  static constexpr std::uint64_t default_seed = 0x626c756d65ULL;
+  static constexpr std::uint64_t not_an_integer = 1;
+
+  explicit constexpr integer_key_hasher(std::uint64_t seed = default_seed) noexcept : seed_(seed) {}
+
+  digest operator()(const void* data, std::size_t len) const noexcept {
+    if (len != 8) return {0, not_an_integer};
+    std::uint64_t value;
+    std::memcpy(&value, data, 8);
+    return {value, 0};
+  }
+  std::uint64_t seed() const noexcept { return seed_; }
+
+ private:
+  std::uint64_t seed_;
+};
+static_assert(hasher<integer_key_hasher>);
 
 // ---------------------------------------------------------------------------------------------------------
 // Keys. What can be inserted and looked up:

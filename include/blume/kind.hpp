@@ -9,7 +9,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+
+#include "blume/error.hpp"
 
 namespace blume {
 
@@ -19,9 +22,33 @@ enum class filter_kind : std::uint16_t {};
 
 /// What a kind is built from.
 enum class kind_input : std::uint8_t {
-  keys,                  // one key set (every kind the CLI builds from a list of keys)
-  keys_with_values,      // keys mapped to small values (a Bloomier map)
-  included_and_excluded  // a set and its complement in a finite universe (a cascade)
+  keys,                   // one key set (every kind the CLI builds from a list of keys)
+  keys_with_values,       // keys mapped to small values (a Bloomier map)
+  included_and_excluded,  // a set and its complement in a finite universe (a cascade)
+  integers                // integer keys of a finite universe, used as they are (egh); text keys are decimal
+};
+
+/// The integers [0, U) the keys of a kind of integer keys come from (kind_input::integers: egh), 2 ≤ U ≤ 2^64,
+/// held as the largest key U − 1 (so that U = 2^64 fits).
+struct integer_universe {
+  std::uint64_t largest = ~std::uint64_t{0};
+
+  /// [0, u); invalid_argument for u < 2.
+  static integer_universe of_size(std::uint64_t u) {
+    if (u < 2) throw invalid_argument("the universe needs at least 2 keys, got " + std::to_string(u));
+    return {u - 1};
+  }
+  /// Every 64-bit integer: [0, 2^64).
+  static constexpr integer_universe all_64_bit() noexcept { return {~std::uint64_t{0}}; }
+  /// U, as a double (2^64 is not a uint64).
+  double size() const noexcept { return static_cast<double>(largest) + 1.0; }
+  /// U as decimal text ("18446744073709551616" for 2^64).
+  std::string size_text() const {
+    if (largest != ~std::uint64_t{0}) return std::to_string(largest + 1);
+    return "18446744073709551616";
+  }
+  bool contains(std::uint64_t x) const noexcept { return x <= largest; }
+  friend constexpr bool operator==(const integer_universe&, const integer_universe&) = default;
 };
 
 /// The description every kind gives of itself: its id, its name (the CLI's --kind, `blume info`, error

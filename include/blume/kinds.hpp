@@ -27,6 +27,7 @@
 #include "blume/kinds/counting_bloom_filter.hpp"
 #include "blume/kinds/cuckoo_filter.hpp"
 #include "blume/kinds/dleft_counting_filter.hpp"
+#include "blume/kinds/egh_filter.hpp"
 #include "blume/kinds/golomb_coded_set.hpp"
 #include "blume/kinds/invertible_bloom_filter.hpp"
 #include "blume/kinds/layered_bloom_filter.hpp"
@@ -55,7 +56,7 @@ using filter_types =
               stable_bloom_filter<>, aging_bloom_filter<>, xor8_filter<>, xor16_filter<>, fuse8_filter<>,
               fuse16_filter<>, golomb_coded_set<>, bloomier_filter<>, cascade_filter, spatial_bloom_filter<>,
               layered_bloom_filter<>, attenuated_bloom_filter<>, compact_approximator<>,
-              variable_increment_counting_filter<>, invertible_bloom_filter<>, dleft_counting_filter<>>;
+              variable_increment_counting_filter<>, invertible_bloom_filter<>, dleft_counting_filter<>, egh_filter>;
 
 /// Types files hold beside the kinds' default instantiations: a kind's earlier default hasher, which its
 /// files of that time were written with (split-block hashed with XXH3-128 up to 0.1.0). any_filter opens and

@@ -112,6 +112,9 @@ py::object build(const std::string& kind_name_arg, py::object keys, double fpr, 
       py::gil_scoped_acquire acquire;
       return wrap(std::move(f), design);
     }
+    case kind_input::integers:
+      throw invalid_argument("a " + kind_name_arg + " filter is sized by its universe and zone: blume.Filter('" +
+                             kind_name_arg + "', universe=U, zone=D), then add_many(keys)");
     case kind_input::keys: break;
   }
   if (!values.is_none() || !excluded.is_none())

@@ -149,7 +149,7 @@ namespace {
 
 /// Each kind's Python class name. A kind missing here fails the build (class_name_of's static_assert), so
 /// a new kind gets its class at once.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 24> class_names{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 25> class_names{{
     {"bloom", "BloomFilter"},
     {"partitioned", "PartitionedBloomFilter"},
     {"blocked", "BlockedBloomFilter"},
@@ -174,6 +174,7 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 24> class_na
     {"vi-counting", "VariableIncrementCountingFilter"},
     {"iblt", "InvertibleBloomFilter"},
     {"dleft", "DLeftCountingFilter"},
+    {"egh", "EghFilter"},
 }};
 
 constexpr std::string_view class_name(std::string_view kind) {
@@ -193,6 +194,28 @@ filter_kind kind_argument(const std::string& name) {
   std::string known;
   for_each_kind([&](auto type) { known += (known.empty() ? "" : ", ") + std::string(decltype(type)::type::name); });
   throw invalid_argument("unknown filter kind '" + name + "' (known: " + known + ")");
+}
+
+/// A universe's size from Python: an int from 2 to 2**64.
+integer_universe universe_argument(const py::int_& size) {
+  const py::int_ two_to_64 = py::int_(1).attr("__lshift__")(64);
+  if (size.equal(two_to_64)) return integer_universe::all_64_bit();
+  if (size.attr("__lt__")(py::int_(2)).cast<bool>() || size.attr("__gt__")(two_to_64).cast<bool>())
+    throw invalid_argument("universe must be an int from 2 to 2**64, got " +
+                           py::str(py::handle(size)).cast<std::string>());
+  return integer_universe::of_size(size.cast<std::uint64_t>());
+}
+
+/// A kind of integer keys for `universe`, sized by a zone or by a memory budget in bytes (as `blume build
+/// --universe U --zone D` or `--memory M`).
+template <class F>
+any_filter integer_filter(const py::int_& universe, std::optional<std::uint64_t> zone,
+                          std::optional<std::uint64_t> memory) {
+  const integer_universe u = universe_argument(universe);
+  if (zone.has_value() == memory.has_value())
+    throw invalid_argument("a " + std::string(F::name) + " filter is sized by zone= or by memory= (bytes): give one");
+  py::gil_scoped_release release;
+  return F::for_zone(u, zone ? *zone : F::plan_for_budget(u, *memory * 8).zone);
 }
 
 template <class F>
@@ -246,6 +269,25 @@ void bind_kinds(py::module_& m, py::class_<py_filter>& c) {
         "A filter of `kind` (a name from blume.kinds()) for `capacity` keys at false-positive rate `fpr`, as "
         "`blume build --kind KIND --items CAPACITY --fpr FPR` makes it. Static kinds (xor8, xor16, fuse8, fuse16, "
         "gcs) and kinds built from their own inputs (bloomier, cascade, spatial, compact) come from blume.build().");
+  c.def(py::init([](const std::string& kind, const py::int_& universe, std::optional<std::uint64_t> zone,
+                    std::optional<std::uint64_t> memory) {
+          const filter_kind k = kind_argument(kind);
+          std::optional<any_filter> made;
+          visit_kind(k, [&](auto type) {
+            using F = typename decltype(type)::type;
+            if constexpr (F::input == kind_input::integers) {
+              made.emplace(integer_filter<F>(universe, zone, memory));
+            } else {
+              throw invalid_argument("universe= and zone= are for the kinds of integer keys (egh), not " + kind);
+            }
+          });
+          return std::make_unique<py_filter>(std::move(*made), filter_design{});
+        }),
+        py::arg("kind"), py::kw_only(), py::arg("universe"), py::arg("zone") = py::none(),
+        py::arg("memory") = py::none(),
+        "A filter of a kind of integer keys (egh) for the integers [0, universe), with no false positive while it "
+        "holds at most `zone` keys (or the largest zone `memory` bytes buy), as `blume build --kind egh --universe U "
+        "--zone D` makes it.");
 
   for_each_kind([&](auto type) {
     using F = typename decltype(type)::type;
@@ -253,7 +295,17 @@ void bind_kinds(py::module_& m, py::class_<py_filter>& c) {
     const std::string name(class_name(F::name));
     py::class_<T, py_filter> cls(m, name.c_str());
     cls.attr("kind_name") = std::string(F::name);
-    if constexpr (sized_by_capacity<F>()) {
+    if constexpr (F::input == kind_input::integers) {
+      cls.def(py::init([](const py::int_& universe, std::optional<std::uint64_t> zone,
+                          std::optional<std::uint64_t> memory) {
+                return std::make_unique<T>(integer_filter<F>(universe, zone, memory), filter_design{});
+              }),
+              py::arg("universe"), py::arg("zone") = py::none(), py::kw_only(), py::arg("memory") = py::none(),
+              ("A " + std::string(F::name) +
+               " filter of the integers [0, universe): no false positive while it "
+               "holds at most `zone` keys (or the largest zone `memory` bytes buy).")
+                  .c_str());
+    } else if constexpr (sized_by_capacity<F>()) {
       cls.def(py::init([](std::uint64_t capacity, double fpr) {
                 py::gil_scoped_release release;
                 return std::make_unique<T>(make_filter(F::kind, capacity, fpr), filter_design{capacity, fpr});

@@ -21,14 +21,24 @@ from conftest import FIXTURES, SANITIZED, sized, within_999
 
 STATIC = {"xor8", "xor16", "fuse8", "fuse16", "gcs"}
 MAPS = {"bloomier", "spatial", "compact"}
-KEY_SET_KINDS = [k for k in blume.kinds() if k not in STATIC | MAPS | {"cascade"}]
+INTEGER_KINDS = {"egh"}
+KEY_SET_KINDS = [k for k in blume.kinds() if k not in STATIC | MAPS | INTEGER_KINDS | {"cascade"}]
 
 
 def keys(n, prefix="key"):
     return [f"{prefix}-{i}@example.com" for i in range(n)]
 
 
+def keys_of(kind, n):
+    """The keys a kind holds: integers of its universe for the kinds of integer keys, e-mail addresses else."""
+    return [i * 7919 for i in range(n)] if kind in INTEGER_KINDS else keys(n)
+
+
 def make(kind, n, fpr=0.01):
+    if kind in INTEGER_KINDS:
+        f = blume.Filter(kind, universe=2**32, zone=n)
+        f.add_many(keys_of(kind, n))
+        return f
     if kind in STATIC:
         return blume.build(kind, keys(n), fpr)
     if kind in MAPS:
@@ -44,7 +54,7 @@ def make(kind, n, fpr=0.01):
 
 
 def test_every_kind_has_its_class_and_is_exported():
-    assert len(blume.kinds()) == 24
+    assert len(blume.kinds()) == 25
     for name in blume.kinds():
         cls = blume.class_of(name)
         assert issubclass(cls, blume.Filter)
@@ -60,15 +70,15 @@ def test_every_kind_finds_every_key_it_holds(kind):
     f = make(kind, n)
     assert f.kind == kind
     assert type(f) in (blume.Filter, blume.class_of(kind))
-    answers = f.contains_many(keys(n))
+    answers = f.contains_many(keys_of(kind, n))
     assert answers.dtype == np.bool_ and answers.shape == (n,)
     if kind in ("stable", "aging"):
         # Kinds that forget: the last key is certainly there, and most recent ones too.
         assert answers[-1] and answers[-n // 4 :].mean() > 0.9
     else:
         assert answers.all(), f"{kind}: {n - answers.sum()} false negatives"
-    assert all(k in f for k in keys(n)[: n // 10]) or kind in ("stable", "aging")
-    assert f.count_contained(keys(n)) == int(answers.sum())
+    assert all(k in f for k in keys_of(kind, n)[: n // 10]) or kind in ("stable", "aging")
+    assert f.count_contained(keys_of(kind, n)) == int(answers.sum())
     assert f.size_in_bytes > 0
 
 
@@ -105,6 +115,44 @@ def test_typed_classes_construct_and_static_ones_point_to_build():
         blume.Xor8Filter(1000)
     with pytest.raises(blume.UnsupportedOperation, match=r"blume.build\('bloomier'"):
         blume.Filter("bloomier", 1000)
+
+
+def test_an_egh_filter_has_no_false_positive_inside_its_zone():
+    f = blume.Filter("egh", universe=2**16, zone=8)
+    assert f.kind == "egh" and type(blume.EghFilter(2**16, 8)) is blume.EghFilter
+    held = [3, 500, 501, 4096, 30030, 40000, 65000, 65535]
+    f.add_many(held)
+    universe = range(2**16)
+    answers = f.contains_many(list(universe))
+    assert sorted(np.flatnonzero(answers).tolist()) == held  # every other key of the universe: no
+    info = f.info()
+    assert (info["universe"], info["zone"], info["in_zone"]) == (65536, 8, True)
+    assert info["segments"][0] == 2 and info["predicted_FPR_now"] == 0
+    f.add(7)
+    assert f.info()["in_zone"] is False and f.predicted_fpr > 0
+    g = blume.EghFilter(2**64, 4)
+    g.add(2**64 - 1)
+    assert 2**64 - 1 in g and 0 not in g
+    assert blume.EghFilter(2**32, memory=4096).info()["zone"] > 0
+
+
+def test_an_egh_filter_takes_integers_of_its_universe_only():
+    f = blume.EghFilter(1000, 3)
+    with pytest.raises(blume.InvalidArgument, match="outside the universe"):
+        f.add(1000)
+    with pytest.raises(ValueError, match="integer ids"):
+        f.add("apple")
+    with pytest.raises(ValueError, match="outside the universe"):
+        f.add(-1)
+    assert "apple" not in f and 1000 not in f
+    with pytest.raises(ValueError, match="zone= or by memory="):
+        blume.EghFilter(1000)
+    with pytest.raises(ValueError, match="from 2 to 2\\*\\*64"):
+        blume.EghFilter(2**64 + 1, 3)
+    with pytest.raises(ValueError, match="exceeds the universe"):
+        blume.EghFilter(10, 11)
+    with pytest.raises(ValueError, match="universe=U, zone=D"):
+        blume.build("egh", [1, 2, 3])
 
 
 def test_maps_record_the_rate_asked_for_not_their_own():

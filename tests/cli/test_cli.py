@@ -324,6 +324,54 @@ class BuildQueryInfo(Tool):
         self.assertFails(("bench", "--kind", "cascade"), "own inputs")
         self.assertFalse(os.path.exists(self.path("x.blume")))
 
+    def test_egh_answers_yes_inside_its_zone_and_no_for_the_rest_of_its_universe(self):
+        ids = self.path("ids.txt")
+        held = [3, 500, 501, 4096, 30030, 65535]
+        with open(ids, "w") as f:
+            f.write("\n".join(map(str, held)) + "\n")
+        out = self.path("e.blume")
+        # The zone is the number of keys in the input unless --zone or --memory says otherwise.
+        run("build", "--kind", "egh", "--universe", "65536", "--input", ids, "--output", out, check=0)
+        answers = run("query", out, stdin="\n".join(map(str, range(65536))).encode()).stdout.decode().splitlines()
+        self.assertEqual([a for a in answers if not a.endswith("\tno")], [f"{k}\tyes" for k in held])
+        info = json.loads(run("info", "--json", out, check=0).stdout)
+        self.assertEqual((info["universe"], info["zone"], info["in_zone"], info["hash"]), (65536, 6, True, "integer-key"))
+        self.assertEqual(info["segments"][:4], [2, 3, 5, 7])
+        self.assertIn("no key of the universe is a false positive", run("info", out, check=0).stdout.decode())
+        # A seventh key leaves the zone: refused unless --allow-overfill, and then "maybe", not "yes".
+        self.assertFails(("add", out, "7"), "past its zone of 6 keys")
+        run("add", out, "7", "--allow-overfill", check=0)
+        self.assertEqual(run("query", out, "7").stdout.decode(), "7\tmaybe\n")
+        # Keys are decimal integers of the universe.
+        self.assertFails(("add", out, "apple"), "'apple' is not an integer")
+        self.assertFails(("add", out, "65536", "--allow-overfill"), "outside the universe [0, 65536)")
+        self.assertFails(("query", out, "-5"), "is not an integer")
+        self.assertFails(("build", "--kind", "egh", "--input", ids, "--output", self.path("x.blume")), "--universe")
+        self.assertFails(("build", "--kind", "egh", "--universe", "2^16", "--zone", "2", "--input", ids, "--output",
+                          self.path("x.blume")), "zone is 2 keys and it was given 6")
+        self.assertFails(("build", "--universe", "2^16", "--input", ids, "--output", self.path("x.blume")),
+                         "kinds of integer keys")
+        self.assertFalse(os.path.exists(self.path("x.blume")))
+        big = self.path("big.blume")
+        run("build", "--kind", "egh", "--universe", "2^64", "--memory", "2KiB", "--input", ids, "--output", big, check=0)
+        self.assertGreaterEqual(json.loads(run("info", "--json", big, check=0).stdout)["zone"], 6)
+        self.assertEqual(run("query", "-q", big, *map(str, held)).returncode, 0)
+
+    def test_egh_plan_says_what_the_zone_costs(self):
+        out = run("plan", "--kind", "egh", "--universe", "2^32", "--zone", "8", check=0).stdout.decode()
+        self.assertIn("no false positive while it holds at most 8 keys", out)
+        self.assertIn("less than one false positive in the whole universe", out)
+        plan = json.loads(run("plan", "--kind", "egh", "--universe", "2^32", "--zone", "8", "--json", check=0).stdout)
+        self.assertEqual(plan["primes"][:3], [2, 3, 5])
+        self.assertEqual(plan["bits"], sum(plan["primes"]))
+        self.assertEqual(plan["classic_bits_for_universe"], 370)
+        budget = json.loads(run("plan", "--kind", "egh", "--universe", "2^32", "--memory", f"{(plan['bits'] + 7) // 8}B",
+                                "--json", check=0).stdout)
+        self.assertEqual(budget["zone"], 8)
+        self.assertFails(("plan", "--kind", "egh", "--zone", "8"), "--universe")
+        self.assertFails(("plan", "--kind", "egh", "--universe", "2^32"), "--zone or --memory")
+        self.assertFails(("plan", "--kind", "egh", "--universe", "1000", "--zone", "1001"), "exceeds the universe")
+
     def test_nul_delimited_keys_and_duplicates(self):
         nul = self.path("keys.nul")
         with open(nul, "wb") as f:
