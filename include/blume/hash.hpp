@@ -70,6 +70,23 @@ concept prehash_hasher = hasher<H> && requires(std::uint64_t h) {
   { H::from_hash(h) } -> std::same_as<digest>;
 };
 
+namespace detail {
+/// The splitmix64 finaliser (Stafford's Mix13): a bijection of 64-bit values in which every input bit reaches
+/// every output bit. Used where a value that is already a hash needs an independent companion, and (after
+/// adding the golden-ratio step) as splitmix64's generator.
+constexpr std::uint64_t splitmix64_mix(std::uint64_t x) noexcept {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+/// MurmurHash3's 64-bit finaliser (fmix64): another such bijection, with constants of its own.
+constexpr std::uint64_t murmur3_fmix64(std::uint64_t x) noexcept {
+  x = (x ^ (x >> 33)) * 0xff51afd7ed558ccdULL;
+  x = (x ^ (x >> 33)) * 0xc4ceb9fe1a85ec53ULL;
+  return x ^ (x >> 33);
+}
+}  // namespace detail
+
 /// XXH3-128 with a seed: fast on short keys and of high statistical quality, so the two 64-bit halves
 /// can serve as the two independent hashes of double hashing (Kirsch–Mitzenmacher 2006).
 class xxh3_hasher {
@@ -88,18 +105,10 @@ class xxh3_hasher {
   /// The digest of a caller's own uniform 64-bit hash of a key (a prepared hash, in place of the key): the
   /// hash, and a bijective mix of it as the second half (distinct from the first for the kinds that probe
   /// with both, as double hashing does).
-  static constexpr digest from_hash(std::uint64_t h) noexcept { return {h, second_half(h)}; }
+  /// (The splitmix64 finaliser, a bijection unrelated to XXH3's.)
+  static constexpr digest from_hash(std::uint64_t h) noexcept { return {h, detail::splitmix64_mix(h)}; }
 
  private:
-  // The splitmix64 finaliser (Stafford's Mix13), a bijection unrelated to XXH3's.
-  static constexpr std::uint64_t second_half(std::uint64_t x) noexcept {
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-  }
-
   std::uint64_t seed_;
 };
 static_assert(prehash_hasher<xxh3_hasher>);

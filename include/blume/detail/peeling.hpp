@@ -30,13 +30,7 @@ namespace blume::detail {
 /// A 64-bit hash of a key digest under construction seed `seed` (a new seed for every retry): the
 /// murmur3 finaliser of the digest's low half plus the seed.
 constexpr std::uint64_t seeded_hash(std::uint64_t digest_low, std::uint64_t seed) noexcept {
-  std::uint64_t h = digest_low + seed;
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  h ^= h >> 33;
-  return h;
+  return murmur3_fmix64(digest_low + seed);
 }
 
 /// How peel() walks the singleton slots.

@@ -142,13 +142,7 @@ class universe_permutation {
     half_ = (width + 1) / 2;
     mask_ = half_ == 32 ? 0xffffffffULL : (std::uint64_t{1} << half_) - 1;
     std::uint64_t s = seed;
-    for (auto& k : keys_) {
-      s += 0x9e3779b97f4a7c15ULL;  // splitmix64's sequence: distinct, well-mixed round keys from one seed
-      std::uint64_t z = s;
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-      k = z ^ (z >> 31);
-    }
+    for (auto& k : keys_) k = splitmix64_mix(s += 0x9e3779b97f4a7c15ULL);  // splitmix64's sequence from the seed
   }
 
   std::uint64_t operator()(std::uint64_t x) const noexcept {
@@ -161,21 +155,12 @@ class universe_permutation {
   std::uint64_t round_trip(std::uint64_t x) const noexcept {
     std::uint64_t left = (x >> half_) & mask_, right = x & mask_;
     for (const std::uint64_t k : keys_) {
-      const std::uint64_t next = left ^ (scramble(right ^ k) & mask_);
+      const std::uint64_t next = left ^ (murmur3_fmix64(right ^ k) & mask_);  // every bit of right reaches the mask
       left = right;
       right = next;
     }
     return (left << half_) | right;
   }
-  // A multiply–xorshift finaliser (murmur3's constants): every input bit reaches the low bits kept.
-  static std::uint64_t scramble(std::uint64_t z) noexcept {
-    z ^= z >> 33;
-    z *= 0xff51afd7ed558ccdULL;
-    z ^= z >> 33;
-    z *= 0xc4ceb9fe1a85ec53ULL;
-    return z ^ (z >> 33);
-  }
-
   std::uint64_t largest_;
   int half_ = 1;
   std::uint64_t mask_ = 1;

@@ -78,11 +78,7 @@ static_assert(sizeof(iblt_cell) == 16);
 
 /// SplitMix64's output function: the ids are already uniform, so one strong finaliser per use gives the
 /// cells, the checksum and the stratum as independent values.
-constexpr std::uint64_t iblt_remix(std::uint64_t x) noexcept {
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+constexpr std::uint64_t iblt_remix(std::uint64_t x) noexcept { return splitmix64_mix(x); }
 inline constexpr std::uint64_t iblt_gamma = 0x9e3779b97f4a7c15ULL;
 
 /// The checksum that tells a cell of one entry from a mix whose count happens to be ±1.

@@ -252,10 +252,7 @@ class stable_bloom_filter : public detail::key_interface<stable_bloom_filter<Cel
   }
 
   std::uint64_t next_random() noexcept {  // splitmix64: fast, and deterministic for a given seed
-    std::uint64_t z = (rng_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    return detail::splitmix64_mix(rng_ += 0x9e3779b97f4a7c15ULL);
   }
 
   std::uint64_t* words() noexcept { return reinterpret_cast<std::uint64_t*>(storage_.data()); }
