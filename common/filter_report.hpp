@@ -41,6 +41,17 @@ constexpr std::string_view primary_field_of() noexcept {
   }
 }
 
+/// What the header's secondary field of kind F holds: its hash count, or what the kind says it holds instead
+/// (a hash-compaction table's signature bits).
+template <class F>
+constexpr std::string_view secondary_field_of() noexcept {
+  if constexpr (requires { F::secondary_field; }) {
+    return F::secondary_field;
+  } else {
+    return "hashes";
+  }
+}
+
 /// The fields describing `filter`, whose header (as read from its file, or as saving it would write it)
 /// is `h`.
 inline std::vector<report_field> describe_filter(const any_filter& filter, const file_header& h) {
@@ -70,7 +81,9 @@ inline std::vector<report_field> describe_filter(const any_filter& filter, const
   integer("seed", h.seed);
   integer(std::string(std::visit([](const auto& f) { return primary_field_of<std::decay_t<decltype(f)>>(); }, filter)),
           h.primary);
-  integer("hashes", h.secondary);
+  integer(std::string(std::visit([](const auto& f) { return secondary_field_of<std::decay_t<decltype(f)>>(); },
+                                 filter)),
+          h.secondary);
   integer("layout", h.layout);
   integer("inserted", h.inserted);
   std::visit(
@@ -133,6 +146,11 @@ inline std::vector<report_field> describe_filter(const any_filter& filter, const
             add("estimated count", fixed(f.estimated_count(), 0), json_number(f.estimated_count()));
           if constexpr (requires { f.load_factor(); })
             add("load factor", percent(f.load_factor()), json_number(f.load_factor()));
+          if constexpr (requires { f.expected_omissions(); }) {
+            add("occupied slots", std::to_string(f.occupied()), std::to_string(f.occupied()));
+            add("expected omissions", fixed(f.expected_omissions(), 1) + " (model: new keys taken as seen so far)",
+                json_number(f.expected_omissions()));
+          }
           if constexpr (requires {
                           f.geometry().subtables;
                           f.geometry().counter_bits;

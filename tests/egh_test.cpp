@@ -201,7 +201,7 @@ TEST(EghPlan, ThePrimesProveTheZoneAndNoFewerWould) {
       EXPECT_EQ(plan.primes.front(), 2u);
       std::uint64_t sum = 0;
       for (std::size_t i = 0; i < plan.primes.size(); ++i) {
-        EXPECT_TRUE(blume::detail::is_prime_u32(plan.primes[i]));
+        EXPECT_TRUE(blume::detail::is_prime(plan.primes[i]));
         if (i > 0) {
           EXPECT_GT(plan.primes[i], plan.primes[i - 1]);
         }

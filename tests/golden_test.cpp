@@ -137,6 +137,8 @@ TEST(Golden, EveryKindWritesTheseBytes) {
       {"dleft", {2696u, 0x1677c453d07c622full, 0x86c442a97bf77865ull}},
       // Integer keys i · 1000003 of [0, 2^32), 1000 of them past a zone of 64 (golden_filter).
       {"egh", {20640u, 0x6d90d23e85f27d77ull, 0xb48ed8f6ad5e7600ull}},
+      // 1000 keys planned at 1%: b = 8 signatures in 1223 slots.
+      {"compaction", {1224u, 0xa934115399e9aed4ull, 0x769a68350a5a9f87ull}},
   };
   EXPECT_EQ(pinned.size(), blume::kind_count) << "a pinned kind is no longer in the list";
   blume::for_each_kind([&](auto type) {

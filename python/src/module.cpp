@@ -149,7 +149,7 @@ namespace {
 
 /// Each kind's Python class name. A kind missing here fails the build (class_name_of's static_assert), so
 /// a new kind gets its class at once.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 25> class_names{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 26> class_names{{
     {"bloom", "BloomFilter"},
     {"partitioned", "PartitionedBloomFilter"},
     {"blocked", "BlockedBloomFilter"},
@@ -175,6 +175,7 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 25> class_na
     {"iblt", "InvertibleBloomFilter"},
     {"dleft", "DLeftCountingFilter"},
     {"egh", "EghFilter"},
+    {"compaction", "HashCompactionFilter"},
 }};
 
 constexpr std::string_view class_name(std::string_view kind) {

@@ -98,7 +98,8 @@ def test_build_of_a_kind_that_takes_inserts_finds_every_key(kind):
         assert f.to_bytes() == g.to_bytes(), kind
 
 
-@pytest.mark.parametrize("kind", ["bloom", "split-block", "blocked", "partitioned", "counting", "cuckoo", "xor8", "fuse16"])
+@pytest.mark.parametrize("kind", ["bloom", "split-block", "blocked", "partitioned", "counting", "cuckoo", "xor8", "fuse16",
+                                  "compaction"])
 def test_measured_rate_matches_the_model(kind):
     n, probes = sized(100_000), sized(400_000)
     f = make(kind, n)
@@ -291,6 +292,16 @@ def test_a_full_filter_says_so():
     g = blume.CuckooFilter(1000)
     with pytest.raises(blume.FilterFull, match="found no room"):
         g.add_many(range(5_000))
+
+
+def test_a_hash_compaction_table_is_a_visited_set():
+    seen = blume.HashCompactionFilter(1000, 0.001)
+    assert seen.add("state-1") is True  # new: explore it
+    assert seen.add("state-1") is False  # seen (or, at the printed rate, a new state omitted)
+    assert "state-1" in seen and "state-2" not in seen
+    with pytest.raises(blume.FilterFull):
+        for i in range(5_000):
+            seen.add(i)
 
 
 # ---- per-kind calls ---------------------------------------------------------------------------------------

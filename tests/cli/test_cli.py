@@ -246,7 +246,8 @@ class BuildQueryInfo(Tool):
         plan = {row["kind"]: row for row in rows}
         named = {"counting": "counters", "vi-counting": "counters", "stable": "cells", "iblt": "cells",
                  "quotient": "slots", "cuckoo": "buckets", "dleft": "buckets_per_subtable", "layered": "bits_per_layer",
-                 "attenuated": "bits_per_level", "scalable": "first_layer_capacity", "aging": "window"}
+                 "attenuated": "bits_per_level", "scalable": "first_layer_capacity", "aging": "window",
+                 "compaction": "slots"}
         for kind, key in named.items():
             info = json.loads(run("info", "--json", self.build(f"{kind}.blume", "--kind", kind)).stdout)
             self.assertNotIn("bits", info, kind)
@@ -356,6 +357,20 @@ class BuildQueryInfo(Tool):
         run("build", "--kind", "egh", "--universe", "2^64", "--memory", "2KiB", "--input", ids, "--output", big, check=0)
         self.assertGreaterEqual(json.loads(run("info", "--json", big, check=0).stdout)["zone"], 6)
         self.assertEqual(run("query", "-q", big, *map(str, held)).returncode, 0)
+
+    def test_compaction_is_a_visited_set_that_says_what_it_may_have_missed(self):
+        out = self.build("c.blume", "--kind", "compaction", "--fpr", "0.1%")
+        info = json.loads(run("info", "--json", out, check=0).stdout)
+        self.assertEqual((info["kind"], info["signature_bits"]), ("compaction", 12))
+        self.assertGreater(info["inserted"], 19900)  # keys it answered "added": the rest were omitted
+        self.assertIn("slots", info)
+        self.assertNotIn("hashes", info)
+        self.assertLessEqual(info["occupied_slots"], 20000)
+        self.assertLess(info["expected_omissions"], 20)
+        self.assertLess(info["predicted_FPR_now"], 0.001)
+        self.assertIn("new keys taken as seen so far", run("info", out, check=0).stdout.decode())
+        self.assertEqual(run("query", out, "never-inserted-key").stdout.decode(), "never-inserted-key\tno\n")
+        self.assertFails(("erase", out, "k"), "compaction")
 
     def test_egh_plan_says_what_the_zone_costs(self):
         out = run("plan", "--kind", "egh", "--universe", "2^32", "--zone", "8", check=0).stdout.decode()

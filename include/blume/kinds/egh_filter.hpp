@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "blume/detail/key_interface.hpp"
+#include "blume/detail/primes.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
 #include "blume/io/parameters.hpp"
@@ -60,44 +61,6 @@ struct egh_plan {
 };
 
 namespace detail {
-
-/// The primes below `limit`, increasing (a sieve of Eratosthenes over the odd numbers).
-inline std::vector<std::uint32_t> primes_below(std::uint32_t limit) {
-  std::vector<std::uint32_t> out;
-  if (limit > 2) out.push_back(2);
-  std::vector<bool> composite(limit / 2 + 1, false);  // composite[i]: 2i + 1
-  for (std::uint64_t i = 1; 2 * i + 1 < limit; ++i) {
-    if (composite[i]) continue;
-    const std::uint64_t p = 2 * i + 1;
-    out.push_back(static_cast<std::uint32_t>(p));
-    for (std::uint64_t j = p * p; j < limit; j += 2 * p) composite[j / 2] = true;
-  }
-  return out;
-}
-
-/// Whether n is prime: deterministic Miller–Rabin with the bases 2, 7 and 61, exact for every n < 2^32.
-constexpr bool is_prime_u32(std::uint32_t n) noexcept {
-  if (n < 2) return false;
-  for (std::uint32_t p : {2u, 3u, 5u, 7u, 11u, 13u, 61u})
-    if (n % p == 0) return n == p;
-  std::uint32_t d = n - 1;
-  int s = 0;
-  while (d % 2 == 0) d /= 2, ++s;
-  const auto mulmod = [n](std::uint64_t a, std::uint64_t b) { return a * b % n; };
-  for (std::uint64_t a : {2u, 7u, 61u}) {
-    std::uint64_t x = 1, base = a % n;
-    for (std::uint32_t e = d; e != 0; e >>= 1, base = mulmod(base, base))
-      if (e & 1) x = mulmod(x, base);
-    if (x == 1 || x == n - 1) continue;
-    bool witness = true;
-    for (int r = 1; r < s && witness; ++r) {
-      x = mulmod(x, x);
-      if (x == n - 1) witness = false;
-    }
-    if (witness) return false;
-  }
-  return true;
-}
 
 /// log2 of (U − 1)^d, the bound the product of the primes must pass, and the slack every comparison with
 /// it keeps. The sums of logarithms differ between platforms by far less than the slack (k·2^-52
@@ -349,7 +312,7 @@ class egh_filter : public detail::key_interface<egh_filter> {
     std::memcpy(primes.data(), payload.data(), primes.size() * 4);
     std::uint64_t sum = 0;
     for (std::size_t i = 0; i < primes.size(); ++i) {
-      if ((i > 0 && primes[i] <= primes[i - 1]) || !detail::is_prime_u32(primes[i]))
+      if ((i > 0 && primes[i] <= primes[i - 1]) || !detail::is_prime(primes[i]))
         throw format_error("egh segment " + std::to_string(i) + " has " + std::to_string(primes[i]) +
                            " bits: the segments must be increasing primes");
       sum += primes[i];
