@@ -9,6 +9,7 @@
 #   redis    the Redis module, `blume redis` and their tests
 #   mpi      the distributed filters over MPI
 #   signup   examples/signup: the sign-up gate in front of PostgreSQL, Redis and Python
+#   statespace  examples/state_space: SPIN beside blume's visited sets
 #   test     everything scripts/test.sh (and CI) builds and runs: every profile above, the sanitizers,
 #            the fuzzers, the aarch64 cross build, the benchmark baselines, the format check
 #   all      the same as test
@@ -41,8 +42,12 @@ signup=(
   "${python[@]}" "${redis[@]}"
   postgresql python3-psycopg2  # examples/signup: the sign-up gate in front of a real database
 )
+statespace=(
+  "${demo[@]}"
+  spin gcc               # examples/state_space: the SPIN model checker, and the C compiler its verifiers need
+)
 test=(
-  "${python[@]}" "${redis[@]}" "${mpi[@]}" "${signup[@]}"
+  "${python[@]}" "${redis[@]}" "${mpi[@]}" "${signup[@]}" "${statespace[@]}"
   build-essential git ccache
   libgtest-dev           # unit tests
   libbenchmark-dev       # micro-benchmarks
@@ -69,9 +74,10 @@ for profile in "${profiles[@]}"; do
     redis) packages+=("${redis[@]}") ;;
     mpi) packages+=("${mpi[@]}") ;;
     signup) packages+=("${signup[@]}") ;;
+    statespace) packages+=("${statespace[@]}") ;;
     test | all) packages+=("${test[@]}") ;;
     *)
-      echo "install-deps.sh: unknown profile '$profile' (demo, python, redis, mpi, signup, test, all)" >&2
+      echo "install-deps.sh: unknown profile '$profile' (demo, python, redis, mpi, signup, statespace, test, all)" >&2
       exit 2
       ;;
   esac

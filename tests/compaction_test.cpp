@@ -19,17 +19,6 @@ using blume_test::message_of;
 using blume_test::present_key;
 using compaction = blume::compaction_filter<>;
 
-std::uint64_t pattern_key(int pattern, std::uint64_t i) {
-  switch (pattern) {
-    case 0: return blume_test::splitmix64(i);  // random
-    case 1: return i;                          // sequential
-    case 2: return i << 16;                    // multiples of 2^16
-    case 3: return i << 32;                    // multiples of 2^32
-    default: return ~std::uint64_t{0} - i;     // the 64-bit images of -1, -2, …
-  }
-}
-const char* const pattern_names[] = {"random", "sequential", "×2^16", "×2^32", "negatives"};
-
 /// Serialized bytes with the payload changed by `edit` and the checksum recomputed, so only the table's own
 /// checks stand between them and a filter.
 template <class Edit>
@@ -107,21 +96,22 @@ TEST(CompactionModel, TheRateItPrintsAndTheOmissionsItExpectsAreMeasured) {
   const std::uint64_t slots = blume_test::slow_build ? 100'003 : 1'000'003;
   const std::uint64_t probes = blume_test::scaled(1'000'000);
   for (const std::uint32_t b : {1u, 4u, 6u, 8u, 12u, 16u}) {
-    for (int pattern = 0; pattern < 5; ++pattern) {
+    for (int pattern = 0; pattern < blume_test::key_patterns; ++pattern) {
       auto f = compaction::with_slots(slots, b);
       std::uint64_t next = 0, omitted = 0;
       for (const double load : {0.25, 0.5, 0.75, 0.9, 0.95}) {
         while (f.load_factor() < load) {
-          const insert_result r = f.try_insert(pattern_key(pattern, next));
+          const insert_result r = f.try_insert(blume_test::pattern_key(pattern, next));
           if (r == insert_result::full) break;
           omitted += r == insert_result::present;
           ++next;
         }
         std::uint64_t hits = 0;
         for (std::uint64_t i = 0; i < probes; ++i)
-          hits += f.contains(pattern_key(pattern, (std::uint64_t{1} << 28) + i));  // past every key inserted
-        const std::string where = std::string(pattern_names[pattern]) + ", b = " + std::to_string(b) + ", load " +
-                                  std::to_string(f.load_factor());
+          hits +=
+              f.contains(blume_test::pattern_key(pattern, (std::uint64_t{1} << 28) + i));  // past every key inserted
+        const std::string where = std::string(blume_test::pattern_names[pattern]) + ", b = " + std::to_string(b) +
+                                  ", load " + std::to_string(f.load_factor());
         EXPECT_TRUE(blume_test::within_binomial_999(static_cast<double>(hits), static_cast<double>(probes),
                                                     f.predicted_fpr(), 0.02))
             << where;

@@ -92,34 +92,23 @@ TEST(EghZone, AFilterPastItsZoneSaysSo) {
 
 // ---- beyond the zone ----------------------------------------------------------------------------------
 
-std::uint64_t pattern_key(int pattern, std::uint64_t i) {
-  switch (pattern) {
-    case 0: return blume_test::splitmix64(i);  // random
-    case 1: return i;                          // sequential
-    case 2: return i << 16;                    // multiples of 2^16
-    case 3: return i << 32;                    // multiples of 2^32
-    default: return ~std::uint64_t{0} - i;     // the 64-bit images of -1, -2, …
-  }
-}
-const char* const pattern_names[] = {"random", "sequential", "×2^16", "×2^32", "negatives"};
-
 // What the filter prints (the product of its segments' fill) is the rate an absent key meets, for every key
 // pattern, at 2 to 100 times the zone.
 TEST(EghBeyondZone, TheRateItPrintsIsTheRateMeasured) {
   const auto u = integer_universe::all_64_bit();
   const std::uint64_t d = 16;
   const auto plan = plan_egh(u, d);
-  for (int pattern = 0; pattern < 5; ++pattern) {
+  for (int pattern = 0; pattern < blume_test::key_patterns; ++pattern) {
     for (const std::uint64_t times : {2u, 10u, 40u, 60u, 100u}) {
       const std::uint64_t n = times * d;
       egh_filter f(plan);
-      for (std::uint64_t i = 0; i < n; ++i) f.insert(pattern_key(pattern, i));
+      for (std::uint64_t i = 0; i < n; ++i) f.insert(blume_test::pattern_key(pattern, i));
       const std::uint64_t probes = scaled(2'000'000);
       std::uint64_t hits = 0;
-      for (std::uint64_t i = n; i < n + probes; ++i) hits += f.contains(pattern_key(pattern, i));
+      for (std::uint64_t i = n; i < n + probes; ++i) hits += f.contains(blume_test::pattern_key(pattern, i));
       EXPECT_TRUE(blume_test::within_binomial_999(static_cast<double>(hits), static_cast<double>(probes),
                                                   f.predicted_fpr(), 0.0))
-          << pattern_names[pattern] << ", n = " << n;
+          << blume_test::pattern_names[pattern] << ", n = " << n;
     }
   }
 }
@@ -137,13 +126,13 @@ TEST(EghBeyondZone, TheModelIsTheMeanOverSets) {
       for (std::uint64_t s = 0; s < sets; ++s) {
         egh_filter f(plan, s + 1);  // a new permutation per set: sequential keys make a new set each time
         const std::uint64_t base = pattern == 0 ? s * (n + probes) : 0;
-        for (std::uint64_t i = 0; i < n; ++i) f.insert(pattern_key(pattern, base + i));
-        for (std::uint64_t i = n; i < n + probes; ++i) hits += f.contains(pattern_key(pattern, base + i));
+        for (std::uint64_t i = 0; i < n; ++i) f.insert(blume_test::pattern_key(pattern, base + i));
+        for (std::uint64_t i = n; i < n + probes; ++i) hits += f.contains(blume_test::pattern_key(pattern, base + i));
       }
       const egh_filter f(plan);
       EXPECT_TRUE(blume_test::within_binomial_999(static_cast<double>(hits), static_cast<double>(sets * probes),
                                                   f.model_fpr_at(static_cast<double>(n)), 0.0))
-          << pattern_names[pattern] << ", n = " << n;
+          << blume_test::pattern_names[pattern] << ", n = " << n;
     }
   }
 }

@@ -61,6 +61,20 @@ constexpr std::uint64_t splitmix64(std::uint64_t x) noexcept {
 /// Present keys come from indices below 2^63, absent keys from indices at or above it: disjoint by
 /// construction because splitmix64 is a bijection.
 constexpr std::uint64_t present_key(std::uint64_t i) noexcept { return splitmix64(i); }
+
+/// Key i of pattern `pattern` (0 … key_patterns − 1), the structured keys a model must hold for as random
+/// ones: random, sequential, multiples of 2^16, multiples of 2^32, and the 64-bit images of −1, −2, ….
+inline constexpr int key_patterns = 5;
+constexpr std::uint64_t pattern_key(int pattern, std::uint64_t i) noexcept {
+  switch (pattern) {
+    case 0: return splitmix64(i);
+    case 1: return i;
+    case 2: return i << 16;
+    case 3: return i << 32;
+    default: return ~std::uint64_t{0} - i;
+  }
+}
+inline constexpr const char* pattern_names[key_patterns] = {"random", "sequential", "×2^16", "×2^32", "negatives"};
 constexpr std::uint64_t absent_key(std::uint64_t i) noexcept { return splitmix64(i | (std::uint64_t{1} << 63)); }
 
 inline std::vector<std::uint64_t> present_keys(std::uint64_t count, std::uint64_t first = 0) {

@@ -54,7 +54,7 @@ def make(kind, n, fpr=0.01):
 
 
 def test_every_kind_has_its_class_and_is_exported():
-    assert len(blume.kinds()) == 25
+    assert len(blume.kinds()) == 26
     for name in blume.kinds():
         cls = blume.class_of(name)
         assert issubclass(cls, blume.Filter)

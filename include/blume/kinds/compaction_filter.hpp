@@ -18,14 +18,16 @@
 //    bytes), lookups of new keys stop early, and a slot's value only ever grows, so a stored key is always
 //    found. A carried d that meets another d is dropped: every walk that reached the slot d left continues
 //    through larger values to the other d, so nothing answers "no" that answered "maybe" before.
-//  * The model (derived for this table; docs/kinds.md gives the derivation). Keys with the same signature
-//    share one walk order, so among them the table behaves like linear probing: a stored c sits at the end
-//    of a run of larger values, where a new c is likely to land. With l = 2^b − 1 signatures and load
-//    α = occupied/s, a new key is taken as seen with probability
+//  * The model (derived for this table; docs/kinds.md). Keys with the same signature share one walk order,
+//    so among them the table behaves like linear probing: a stored c sits at the end of a run of larger
+//    values, where a new c is likely to land. Walk the l = 2^b − 1 signatures from the largest down, with β
+//    the share of slots larger ones hold and λ = x/l keys of each signature after x keys per slot: the gap
+//    before a slot not held by larger ones is geometric, so the c-keys hold (1 − β) − (1 − β)²e^−λ/(1 − βe^−λ)
+//    of the slots, and a new c lands on one of them with probability 1 − (1 − β)²e^−λ/(1 − βe^−λ)². The rate
+//    is the mean over c (math::compaction_after); above 4095 signatures its closed form at load α,
 //        p(α) = (2/l)·[ψ(l/α + 1) − ψ(l/α − l + 1)] − α/l  ≈  (2·ln(1/(1 − α)) − α)/l,
-//    ψ the digamma function; at b = 1 (one signature) it is α, a one-hash bit array. A state search of n
-//    states loses about s·∫₀^α p(x) dx of them (expected_omissions). Measured against simulation and against
-//    this table (tests/compaction_test.cpp); plain uniform probing without ordering omits α/((1 − α)·l).
+//    ψ the digamma function. At b = 1 it is α, a bit array of one hash. A state search loses ∫ p over the
+//    keys it inserts (expected_omissions). Plain uniform probing without order would omit α/((1 − α)·l).
 //  * Load: inserts are refused (insert_result::full) above 95% of the slots; plans size for at most 90%.
 //  * A walk is cut at compaction_probe_limit probes, which a table any sequence of inserts built does not
 //    reach (a run that long has probability below 0.95^65536). A lookup cut there answers "maybe"; an insert
