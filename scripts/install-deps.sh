@@ -10,6 +10,7 @@
 #   mpi      the distributed filters over MPI
 #   signup   examples/signup: the sign-up gate in front of PostgreSQL, Redis and Python
 #   statespace  examples/state_space: SPIN beside blume's visited sets
+#   chemistry   examples/chemistry: RDKit and its data sets beside blume's fingerprints
 #   test     everything scripts/test.sh (and CI) builds and runs: every profile above, the sanitizers,
 #            the fuzzers, the aarch64 cross build, the benchmark baselines, the format check
 #   all      the same as test
@@ -46,8 +47,12 @@ statespace=(
   "${demo[@]}"
   spin gcc               # examples/state_space: the SPIN model checker, and the C compiler its verifiers need
 )
+chemistry=(
+  "${python[@]}"
+  python3-rdkit rdkit-data  # examples/chemistry: RDKit's exact matcher and PatternFingerprint, the NCI and PAINS sets
+)
 test=(
-  "${python[@]}" "${redis[@]}" "${mpi[@]}" "${signup[@]}" "${statespace[@]}"
+  "${python[@]}" "${redis[@]}" "${mpi[@]}" "${signup[@]}" "${statespace[@]}" "${chemistry[@]}"
   build-essential git ccache
   libgtest-dev           # unit tests
   libbenchmark-dev       # micro-benchmarks
@@ -75,9 +80,10 @@ for profile in "${profiles[@]}"; do
     mpi) packages+=("${mpi[@]}") ;;
     signup) packages+=("${signup[@]}") ;;
     statespace) packages+=("${statespace[@]}") ;;
+    chemistry) packages+=("${chemistry[@]}") ;;
     test | all) packages+=("${test[@]}") ;;
     *)
-      echo "install-deps.sh: unknown profile '$profile' (demo, python, redis, mpi, signup, statespace, test, all)" >&2
+      echo "install-deps.sh: unknown profile '$profile' (demo, python, redis, mpi, signup, statespace, chemistry, test, all)" >&2
       exit 2
       ;;
   esac

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Two filters together: union (merge, |, |=), intersection (intersect, &, &=), and the estimates of the
-// union's and intersection's sizes and of the Jaccard index that bit-array kinds read off their fill.
+// Two filters together: union (merge, |, |=), intersection (intersect, &, &=), the estimates of the union's
+// and intersection's sizes and of the Jaccard index that bit-array kinds read off their fill, and the set
+// relations of fingerprints (is_subset_of, tanimoto).
 #include <mutex>
 #include <shared_mutex>
 #include <string>
@@ -85,6 +86,34 @@ py::object combined(const py_filter& self, const py_filter& other) {
   return out;
 }
 
+/// fn(a, b) for two filters of one kind for which fn is defined (`refusal` names what the others cannot
+/// do), both locked for reading and waited for without the GIL.
+template <class Result, class Fn>
+Result relate_pair(const py_filter& a, const py_filter& b, std::string_view what, std::string_view refusal, Fn fn) {
+  std::shared_lock la(a.mutex, std::defer_lock);
+  std::shared_lock lb(b.mutex, std::defer_lock);
+  py::gil_scoped_release release;
+  if (&a == &b) {
+    la.lock();
+  } else {
+    std::lock(la, lb);
+  }
+  return std::visit(
+      [&](const auto& f) -> Result {
+        using F = std::decay_t<decltype(f)>;
+        if constexpr (requires { fn(f, f); }) {
+          return fn(f, same_kind(a, f, b, what));
+        } else {
+          refuse<F>(std::string(refusal));
+        }
+      },
+      a.filter);
+}
+
+/// Bit-array kinds whose words are plain bits: the set relations of fingerprints.
+constexpr std::string_view plain_bits_only =
+    "compare bit sets (only the kinds of plain bit arrays: bloom, partitioned, blocked, split-block)";
+
 /// estimate(a, b) for bit-array kinds of the same geometry.
 template <class Estimate>
 double estimate_pair(const py_filter& a, const py_filter& b, std::string_view what, Estimate estimate) {
@@ -146,7 +175,31 @@ void bind_combine(py::class_<py_filter>& c) {
       [](const py_filter& a, const py_filter& b) {
         return estimate_pair(a, b, "Jaccard", [](const auto& x, const auto& y) { return estimate_jaccard(x, y); });
       },
-      py::arg("other"), "The Jaccard index of the two key sets, |A ∩ B| / |A ∪ B|, from the same estimates.");
+      py::arg("other"),
+      "The Jaccard index of the two key sets, |A ∩ B| / |A ∪ B|, from the same estimates. On fingerprints this is "
+      "the Tanimoto coefficient corrected for bits shared by collision (Swamidass & Baldi 2007).");
+  c.def(
+      "is_subset_of",
+      [](const py_filter& a, const py_filter& b) {
+        return relate_pair<bool>(a, b, "compare", plain_bits_only,
+                                 [](const auto& x, const auto& y) -> decltype(is_subset_of(x, y)) {
+                                   return is_subset_of(x, y);
+                                 });
+      },
+      py::arg("other"),
+      "Whether every bit set here is set in `other` (same kind, size, hash count and seed): the substructure "
+      "screen. False is certain: these keys are not all in `other`; True may be a false positive.");
+  c.def(
+      "tanimoto",
+      [](const py_filter& a, const py_filter& b) {
+        return relate_pair<double>(a, b, "compare", plain_bits_only,
+                                   [](const auto& x, const auto& y) -> decltype(tanimoto(x, y)) {
+                                     return tanimoto(x, y);
+                                   });
+      },
+      py::arg("other"),
+      "The Tanimoto coefficient of the two bit sets, |A ∧ B| / |A ∨ B| (1.0 for two empty filters, as RDKit "
+      "answers). estimate_jaccard() corrects it for bits shared by collision.");
 }
 
 }  // namespace blume::python

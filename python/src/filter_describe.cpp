@@ -46,6 +46,20 @@ void bind_describe(py::class_<py_filter>& c) {
       "The number of keys added (each add counts, as RedisBloom's BF.CARD does); estimate() counts distinct keys "
       "from the fill.");
   c.def(
+      "bit_count",
+      [](const py_filter& self) {
+        return read_filter(self, [](const auto& f) -> std::uint64_t {
+          using F = std::decay_t<decltype(f)>;
+          if constexpr (bit_array_filter<F>) {
+            return f.set_bits();
+          } else {
+            refuse<F>("count its set bits (only bit-array kinds)");
+          }
+        });
+      },
+      "The number of bits set (non-zero counters for the counting kinds): what a fingerprint's density is read "
+      "from.");
+  c.def(
       "estimate",
       [](const py_filter& self) {
         return read_filter(self, [](const auto& f) -> double {

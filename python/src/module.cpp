@@ -313,6 +313,18 @@ void bind_kinds(py::module_& m, py::class_<py_filter>& c) {
               }),
               py::arg("capacity"), py::arg("fpr") = 0.01,
               ("A " + std::string(F::name) + " filter for `capacity` keys at false-positive rate `fpr`.").c_str());
+      if constexpr (bit_array_filter<F>) {
+        cls.def(py::init([](std::uint64_t bits, std::uint32_t hashes, std::optional<std::uint64_t> seed) {
+                  py::gil_scoped_release release;
+                  return std::make_unique<T>(
+                      F::with_geometry(bits, hashes, seed.value_or(F::hasher_type::default_seed)), filter_design{});
+                }),
+                py::kw_only(), py::arg("bits"), py::arg("hashes"), py::arg("seed") = py::none(),
+                ("A " + std::string(F::name) +
+                 " filter of exactly `bits` bits and `hashes` probes per key (and a hash seed): filters "
+                 "compared bit by bit, as fingerprints are, need one geometry.")
+                    .c_str());
+      }
     } else {
       cls.def(py::init([](py::args, py::kwargs) -> std::unique_ptr<T> {
                 throw unsupported(std::string("a ") + std::string(F::name) +

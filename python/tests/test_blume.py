@@ -335,6 +335,29 @@ def test_delete_count_and_find():
         blume.build("cascade", ["a"], excluded=["a"])
 
 
+def test_fingerprints_of_one_geometry_compare_bit_by_bit():
+    molecule, piece = blume.BloomFilter(bits=2048, hashes=2), blume.BloomFilter(bits=2048, hashes=2)
+    molecule.add_many([f"path{i}" for i in range(300)])
+    piece.add_many([f"path{i}" for i in range(0, 300, 7)])
+    assert piece.is_subset_of(molecule) and not molecule.is_subset_of(piece)
+    assert molecule.info()["bits"] == 2048 and molecule.info()["hashes"] == 2
+    assert 0 < piece.bit_count() <= 2 * 43 < molecule.bit_count() <= 600
+    assert piece.tanimoto(molecule) == pytest.approx(piece.bit_count() / molecule.bit_count())
+    # Collisions raise the plain Tanimoto above the true 43/300; the corrected estimate comes back down.
+    assert abs(piece.estimate_jaccard(molecule) - 43 / 300) < piece.tanimoto(molecule) - 43 / 300
+    assert blume.BloomFilter(bits=64, hashes=1).tanimoto(blume.BloomFilter(bits=64, hashes=1)) == 1.0
+    with pytest.raises(blume.IncompatibleFilters):
+        piece.is_subset_of(blume.BloomFilter(bits=2048, hashes=3))
+    with pytest.raises(blume.IncompatibleFilters):
+        piece.tanimoto(blume.BloomFilter(bits=2048, hashes=2, seed=7))
+    with pytest.raises(blume.UnsupportedOperation):
+        blume.CountingBloomFilter(1000).is_subset_of(blume.CountingBloomFilter(1000))
+    with pytest.raises(blume.UnsupportedOperation):
+        blume.CuckooFilter(1000).bit_count()
+    with pytest.raises(blume.InvalidArgument):
+        blume.SplitBlockBloomFilter(bits=4096, hashes=3)
+
+
 def test_kinds_that_forget_say_so():
     assert blume.StableBloomFilter(1000).forgets and blume.AgingBloomFilter(1000).forgets
     assert not blume.BloomFilter(1000).forgets

@@ -495,6 +495,50 @@ double estimate_union(const basic_bloom_filter<L, H>& a, const basic_bloom_filte
   return L::estimate_items(static_cast<double>(set), static_cast<double>(a.bits()), a.hashes());
 }
 
+/// Layouts whose words are plain bits (no merge_word of their own): the set relations below compare bits,
+/// which for counters would mean nothing.
+template <class L>
+concept plain_bit_layout = !requires(typename L::word_type w) { L::merge_word(w, w); };
+
+/// Whether every bit set in `a` is set in `b`. For filters of one geometry and seed this is the screen of
+/// a containment question: when a's keys are a subset of b's, a ⊆ b always holds, so false is a certain
+/// "no" (a query structure whose features are not all in a molecule's); true may be a false positive.
+/// Throws incompatible_filters for filters of different geometry or seed.
+template <class L, class H>
+  requires plain_bit_layout<L>
+bool is_subset_of(const basic_bloom_filter<L, H>& a, const basic_bloom_filter<L, H>& b) {
+  a.check_compatible(b, "compare");
+  using word = typename L::word_type;
+  const auto* x = reinterpret_cast<const word*>(a.storage().data());
+  const auto* y = reinterpret_cast<const word*>(b.storage().data());
+  const std::size_t n = a.storage().size() / sizeof(word);
+  word stray = 0;
+  // No early exit: a screen over many filters spends its time in rejections, which usually come early
+  // anyway, and the branch-free loop vectorises.
+  for (std::size_t i = 0; i < n; ++i) stray |= static_cast<word>(x[i] & ~y[i]);
+  return stray == 0;
+}
+
+/// The Tanimoto coefficient of the two bit sets, |a ∧ b| / |a ∨ b| (1 when both are empty): the similarity
+/// chemists compute on fingerprints. Bits shared by collision inflate it; estimate_jaccard corrects for
+/// that by estimating the items behind the bits.
+template <class L, class H>
+  requires plain_bit_layout<L>
+double tanimoto(const basic_bloom_filter<L, H>& a, const basic_bloom_filter<L, H>& b) {
+  a.check_compatible(b, "compare");
+  using word = typename L::word_type;
+  const auto* x = reinterpret_cast<const word*>(a.storage().data());
+  const auto* y = reinterpret_cast<const word*>(b.storage().data());
+  const std::size_t n = a.storage().size() / sizeof(word);
+  std::uint64_t both = 0;
+  std::uint64_t either = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    both += static_cast<std::uint64_t>(std::popcount(static_cast<word>(x[i] & y[i])));
+    either += static_cast<std::uint64_t>(std::popcount(static_cast<word>(x[i] | y[i])));
+  }
+  return either == 0 ? 1.0 : static_cast<double>(both) / static_cast<double>(either);
+}
+
 /// Estimated distinct items in both sets: n(A) + n(B) − n(A ∪ B), never below zero.
 template <class L, class H>
 double estimate_intersection(const basic_bloom_filter<L, H>& a, const basic_bloom_filter<L, H>& b) {
@@ -502,7 +546,10 @@ double estimate_intersection(const basic_bloom_filter<L, H>& a, const basic_bloo
   return std::max(0.0, a.estimated_count() + b.estimated_count() - u);
 }
 
-/// Jaccard index |A ∩ B| / |A ∪ B| from the two estimates (0 when both are empty).
+/// Jaccard index |A ∩ B| / |A ∪ B| from the two estimates (0 when both are empty). On fingerprints this is
+/// the collision-corrected Tanimoto coefficient: each bit count is turned into the items behind it,
+/// n* = −(m/k)·ln(1 − X/m) under the classic model, before the ratio is taken (the correction Swamidass &
+/// Baldi (2007) proposed for chemical fingerprints, as their abstract and the article describe it).
 template <class L, class H>
 double estimate_jaccard(const basic_bloom_filter<L, H>& a, const basic_bloom_filter<L, H>& b) {
   const double u = estimate_union(a, b);
