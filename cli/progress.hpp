@@ -12,7 +12,9 @@ namespace blume::cli {
 
 class progress {
  public:
-  progress(bool enabled, std::uint64_t total_bytes) : enabled_(enabled), total_(total_bytes) {}
+  /// `unit` names what is counted ("keys", "documents").
+  progress(bool enabled, std::uint64_t total_bytes, const char* unit = "keys")
+      : enabled_(enabled), unit_(unit), total_(total_bytes) {}
 
   /// Redraws at most five times a second.
   void update(std::uint64_t keys, std::uint64_t bytes) {
@@ -25,10 +27,11 @@ class progress {
     if (total_ != 0 && bytes != 0) {
       const double done = static_cast<double>(bytes) / static_cast<double>(total_);
       const double left = done > 0 ? seconds * (1 - done) / done : 0;
-      std::fprintf(stderr, "\r%12llu keys  %6.2fM keys/s  %5.1f%%  ETA %4.0f s ", static_cast<unsigned long long>(keys),
-                   rate / 1e6, done * 100, left);
+      std::fprintf(stderr, "\r%12llu %s  %6.2fM %s/s  %5.1f%%  ETA %4.0f s ", static_cast<unsigned long long>(keys),
+                   unit_, rate / 1e6, unit_, done * 100, left);
     } else {
-      std::fprintf(stderr, "\r%12llu keys  %6.2fM keys/s ", static_cast<unsigned long long>(keys), rate / 1e6);
+      std::fprintf(stderr, "\r%12llu %s  %6.2fM %s/s ", static_cast<unsigned long long>(keys), unit_, rate / 1e6,
+                   unit_);
     }
     std::fflush(stderr);
     drawn_ = true;
@@ -36,14 +39,15 @@ class progress {
   void finish(std::uint64_t keys) {
     if (!enabled_) return;
     const double seconds = std::chrono::duration<double>(clock::now() - start_).count();
-    std::fprintf(stderr, "%s%12llu keys in %.1f s (%.2fM keys/s)\n", drawn_ ? "\r" : "",
-                 static_cast<unsigned long long>(keys), seconds,
-                 seconds > 0 ? static_cast<double>(keys) / seconds / 1e6 : 0.0);
+    std::fprintf(stderr, "%s%12llu %s in %.1f s (%.2fM %s/s)\n", drawn_ ? "\r" : "",
+                 static_cast<unsigned long long>(keys), unit_, seconds,
+                 seconds > 0 ? static_cast<double>(keys) / seconds / 1e6 : 0.0, unit_);
   }
 
  private:
   using clock = std::chrono::steady_clock;
   bool enabled_;
+  const char* unit_;
   bool drawn_ = false;
   std::uint64_t total_;
   clock::time_point start_ = clock::now();

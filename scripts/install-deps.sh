@@ -11,6 +11,7 @@
 #   signup   examples/signup: the sign-up gate in front of PostgreSQL, Redis and Python
 #   statespace  examples/state_space: SPIN beside blume's visited sets
 #   chemistry   examples/chemistry: RDKit and its data sets beside blume's fingerprints
+#   textsearch  examples/text_search: SQLite FTS5 and the manual pages beside blume's bit-sliced index
 #   test     everything scripts/test.sh (and CI) builds and runs: every profile above, the sanitizers,
 #            the fuzzers, the aarch64 cross build, the benchmark baselines, the format check
 #   all      the same as test
@@ -51,8 +52,13 @@ chemistry=(
   "${python[@]}"
   python3-rdkit rdkit-data  # examples/chemistry: RDKit's exact matcher and PatternFingerprint, the NCI and PAINS sets
 )
+textsearch=(
+  "${demo[@]}"
+  libsqlite3-dev         # examples/text_search: SQLite FTS5, the peer
+  manpages manpages-dev groff-base  # ... and the corpus: the Linux man-pages project's pages, rendered to text
+)
 test=(
-  "${python[@]}" "${redis[@]}" "${mpi[@]}" "${signup[@]}" "${statespace[@]}" "${chemistry[@]}"
+  "${python[@]}" "${redis[@]}" "${mpi[@]}" "${signup[@]}" "${statespace[@]}" "${chemistry[@]}" "${textsearch[@]}"
   build-essential git ccache
   libgtest-dev           # unit tests
   libbenchmark-dev       # micro-benchmarks
@@ -81,9 +87,10 @@ for profile in "${profiles[@]}"; do
     signup) packages+=("${signup[@]}") ;;
     statespace) packages+=("${statespace[@]}") ;;
     chemistry) packages+=("${chemistry[@]}") ;;
+    textsearch) packages+=("${textsearch[@]}") ;;
     test | all) packages+=("${test[@]}") ;;
     *)
-      echo "install-deps.sh: unknown profile '$profile' (demo, python, redis, mpi, signup, statespace, chemistry, test, all)" >&2
+      echo "install-deps.sh: unknown profile '$profile' (demo, python, redis, mpi, signup, statespace, chemistry, textsearch, test, all)" >&2
       exit 2
       ;;
   esac

@@ -178,6 +178,8 @@ void bind_combine(py::class_<py_filter>& c) {
       py::arg("other"),
       "The Jaccard index of the two key sets, |A ∩ B| / |A ∪ B|, from the same estimates. On fingerprints this is "
       "the Tanimoto coefficient corrected for bits shared by collision (Swamidass & Baldi 2007).");
+  // The fingerprint relations: fn is a generic lambda whose return type names the library call, so that
+  // relate_pair sees which kinds it exists for.
   c.def(
       "is_subset_of",
       [](const py_filter& a, const py_filter& b) {

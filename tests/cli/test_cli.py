@@ -1101,3 +1101,73 @@ class PlannedGeometryFixtures(Tool):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TextIndex(Tool):
+    """blume index: build from files or lines, query, verify, info, and refusals."""
+
+    def write_docs(self):
+        docs = self.path("docs")
+        os.makedirs(os.path.join(docs, "sub"))
+        texts = {
+            "a.txt": "The Bloom filter answers membership queries.",
+            "b.txt": "A cuckoo filter stores fingerprints; a Bloom-filter stores bits.",
+            "sub/c.txt": "Redis keeps keys in memory.\nBF.ADD adds an item to a Bloom filter in Redis.\n",
+        }
+        for i in range(300):
+            texts[f"sub/n{i:03}.txt"] = f"note {i} about topic{i % 17} and word{i % 5}"
+        for name, text in texts.items():
+            with open(os.path.join(docs, name), "w") as f:
+                f.write(text)
+        return docs, texts
+
+    def test_every_document_holding_the_terms_is_a_candidate_and_verify_keeps_only_them(self):
+        docs, texts = self.write_docs()
+        index = self.path("docs.bidx")
+        run("index", "build", "--docs", docs, "--output", index, check=0)
+        for query in (["bloom", "filter"], ["topic3"], ["word2", "topic7"], ["REDIS", "keys"]):
+            terms = [t.lower() for t in query]
+            holding = sorted(os.path.join(docs, n) for n, t in texts.items()
+                             if all(x in t.lower().replace("-", " ").replace(".", " ").split() for x in terms))
+            candidates = run("index", "query", index, *query, check=0).stdout.decode().split()
+            self.assertTrue(set(holding) <= set(candidates), query)
+            verified = run("index", "query", "--verify", index, *query, check=0)
+            self.assertEqual(sorted(verified.stdout.decode().split()), holding, query)
+            self.assertIn(f"{len(candidates)} candidates, {len(holding)} matches", verified.stderr.decode())
+        counts = run("index", "query", "--count", "--verify", index, "bloom", check=0).stdout.decode()
+        self.assertEqual(counts, "candidates\t3\nmatches\t3\n")
+        self.assertEqual(run("index", "query", index, "zebra", check=1).stdout, b"")
+        j = json.loads(run("index", "query", "--json", index, "topic3", check=0).stdout)
+        self.assertGreaterEqual(j["candidates"], 18)
+        self.assertGreaterEqual(j["expected_false_candidates"], 0)
+        info = json.loads(run("index", "info", "--json", index, check=0).stdout)
+        self.assertEqual(info["documents"], 303)
+        self.assertEqual(info["size"], os.path.getsize(index))
+        self.assertIn("documents              303", run("index", "info", index, check=0).stdout.decode())
+
+    def test_lines_are_documents(self):
+        docs, _ = self.write_docs()
+        index = self.path("lines.bidx")
+        c = os.path.join(docs, "sub", "c.txt")
+        run("index", "build", "--lines", "--docs", c, "--output", index, "--classic", check=0)
+        out = run("index", "query", "--verify", index, "bf", "redis", check=0).stdout.decode()
+        self.assertEqual(out, f"{c}:2\n")
+
+    def test_refusals(self):
+        docs, _ = self.write_docs()
+        index = self.path("docs.bidx")
+        self.assertFails(["index", "build", "--docs", self.path("missing"), "--output", index], "missing")
+        self.assertFails(["index", "build", "--docs", docs, "--output", index, "--rank", "2"], "rank")
+        self.assertFails(["index", "build", "--docs", docs, "--output", index, "--density", "0.9"], "density")
+        self.assertFalse(os.path.exists(index))
+        run("index", "build", "--docs", docs, "--output", index, check=0)
+        self.assertFails(["index", "query", index, "--", "--- ..."], "no terms")
+        damaged = bytearray(read(index))
+        damaged[len(damaged) // 2] ^= 0x40
+        with open(self.path("bad.bidx"), "wb") as f:
+            f.write(damaged)
+        self.assertFails(["index", "query", self.path("bad.bidx"), "bloom"], "checksum")
+        self.assertFails(["index", "info", self.keys], "not a blume index")
+        os.chmod(index, 0o444)
+        if os.geteuid() != 0:
+            self.assertFails(["index", "build", "--docs", docs, "--output", index], "--force")

@@ -480,18 +480,24 @@ class basic_bloom_filter : public detail::key_interface<basic_bloom_filter<Layou
   std::uint64_t inserted_ = 0;
 };
 
+namespace detail {
+/// The words of a filter's array, for the functions below that walk two filters' arrays side by side.
+template <class L, class H>
+std::span<const typename L::word_type> words_of(const basic_bloom_filter<L, H>& f) noexcept {
+  using word = typename L::word_type;
+  return {reinterpret_cast<const word*>(f.storage().data()), f.storage().size() / sizeof(word)};
+}
+}  // namespace detail
+
 /// Estimated distinct items in the union of the two filters' sets: the estimate of their OR, computed
 /// without building it. Throws incompatible_filters for filters of different geometry or seed.
 template <class L, class H>
 double estimate_union(const basic_bloom_filter<L, H>& a, const basic_bloom_filter<L, H>& b) {
   a.check_compatible(b, "estimate the union of");
-  using word = typename L::word_type;
-  const auto* x = reinterpret_cast<const word*>(a.storage().data());
-  const auto* y = reinterpret_cast<const word*>(b.storage().data());
-  const std::size_t n = a.storage().size() / sizeof(word);
+  const auto x = detail::words_of(a), y = detail::words_of(b);
   std::uint64_t set = 0;
   using filter = basic_bloom_filter<L, H>;
-  for (std::size_t i = 0; i < n; ++i) set += filter::occupied(filter::merged(x[i], y[i]));
+  for (std::size_t i = 0; i < x.size(); ++i) set += filter::occupied(filter::merged(x[i], y[i]));
   return L::estimate_items(static_cast<double>(set), static_cast<double>(a.bits()), a.hashes());
 }
 
@@ -509,13 +515,10 @@ template <class L, class H>
 bool is_subset_of(const basic_bloom_filter<L, H>& a, const basic_bloom_filter<L, H>& b) {
   a.check_compatible(b, "compare");
   using word = typename L::word_type;
-  const auto* x = reinterpret_cast<const word*>(a.storage().data());
-  const auto* y = reinterpret_cast<const word*>(b.storage().data());
-  const std::size_t n = a.storage().size() / sizeof(word);
+  const auto x = detail::words_of(a), y = detail::words_of(b);
   word stray = 0;
-  // No early exit: a screen over many filters spends its time in rejections, which usually come early
-  // anyway, and the branch-free loop vectorises.
-  for (std::size_t i = 0; i < n; ++i) stray |= static_cast<word>(x[i] & ~y[i]);
+  // No early exit: the branch-free loop vectorises, and a fingerprint is a few dozen words.
+  for (std::size_t i = 0; i < x.size(); ++i) stray |= static_cast<word>(x[i] & ~y[i]);
   return stray == 0;
 }
 
@@ -527,12 +530,10 @@ template <class L, class H>
 double tanimoto(const basic_bloom_filter<L, H>& a, const basic_bloom_filter<L, H>& b) {
   a.check_compatible(b, "compare");
   using word = typename L::word_type;
-  const auto* x = reinterpret_cast<const word*>(a.storage().data());
-  const auto* y = reinterpret_cast<const word*>(b.storage().data());
-  const std::size_t n = a.storage().size() / sizeof(word);
+  const auto x = detail::words_of(a), y = detail::words_of(b);
   std::uint64_t both = 0;
   std::uint64_t either = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < x.size(); ++i) {
     both += static_cast<std::uint64_t>(std::popcount(static_cast<word>(x[i] & y[i])));
     either += static_cast<std::uint64_t>(std::popcount(static_cast<word>(x[i] | y[i])));
   }
