@@ -276,6 +276,29 @@ std::vector<std::byte> forged(std::vector<std::byte> bytes, std::size_t offset, 
   return bytes;
 }
 
+// A bit past a shard's last column names a column that does not exist: refused, in rank-0 and higher rows.
+TEST(BitslicedIndexFile, BitsPastTheLastColumnAreRefused) {
+  const blume::bitsliced_index one_shard = corpus(3000, 0, 4).index({.shard_ratio = 1e6});
+  ASSERT_GT(one_shard.shards()[0].higher_rows, 0U);
+  const std::vector<std::byte> good = blume::encode_index(one_shard);
+  const blume::bitsliced_shard& s = one_shard.shards()[0];
+  std::uint64_t term_count = 0;
+  std::memcpy(&term_count, good.data() + 80, 8);
+  const std::size_t rows =
+      blume::index_format::header_size + 16 * term_count + 24 + blume::index_format::padded8(4 * s.columns());
+  const std::uint64_t last_bit = uint64_t{1} << 63;  // 3,000 columns leave the last word's top bits unused
+  const std::size_t last_word_of_row0 = rows + 8 * (s.words - 1);
+  std::uint64_t word = 0;
+  std::memcpy(&word, good.data() + last_word_of_row0, 8);
+  EXPECT_THROW((void)blume::decode_index(forged(good, last_word_of_row0, word | last_bit)), blume::format_error);
+  const std::uint64_t higher_words = (s.words + 7) / 8;
+  const std::size_t last_word_of_higher =
+      rows + 8 * ((s.shared_rows + one_shard.private_rows()) * s.words + higher_words - 1);
+  std::memcpy(&word, good.data() + last_word_of_higher, 8);
+  EXPECT_THROW((void)blume::decode_index(forged(good, last_word_of_higher, word | last_bit)), blume::format_error);
+  EXPECT_NO_THROW((void)blume::decode_index(forged(good, last_word_of_row0, word & 0)));
+}
+
 TEST(BitslicedIndexFile, ForgedCountsAreRefusedBeforeAllocating) {
   const std::vector<std::byte> good = blume::encode_index(corpus(60, 0, 4).index());
   const std::size_t terms = blume::index_format::header_size;

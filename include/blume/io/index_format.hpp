@@ -202,6 +202,19 @@ inline bitsliced_index decode_index(std::span<const std::byte> bytes) {
     std::memcpy(shard.document.data(), columns_at, 4 * columns);
     shard.bits.resize(words);
     std::memcpy(shard.bits.data(), bits_at, 8 * words);
+    // Bits past the last column (or group) would name columns that do not exist: a query would report them,
+    // and the model count them, out of bounds.
+    auto padding_clear = [](const std::uint64_t* row, std::uint64_t row_words, std::uint64_t slots) {
+      const std::uint64_t used = slots - 64 * (row_words - 1);  // bits of the last word in use, 1 … 64
+      return used == 64 || (row[row_words - 1] >> used) == 0;
+    };
+    for (std::uint64_t j = 0; j < rank0_rows; ++j)
+      if (!padding_clear(shard.bits.data() + j * shard.words, shard.words, columns))
+        fail(which + " has bits past its last column");
+    const std::uint64_t groups = (columns + (std::uint64_t{1} << o.rank) - 1) >> o.rank;
+    for (std::uint64_t j = 0; j < shard.higher_rows; ++j)
+      if (!padding_clear(shard.bits.data() + rank0_rows * shard.words + j * higher_words, higher_words, groups))
+        fail(which + " has bits past its last group");
   }
   if (columns_total != documents)
     fail("the shards hold " + std::to_string(columns_total) + " of " + std::to_string(documents) + " documents");
