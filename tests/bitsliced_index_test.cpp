@@ -299,6 +299,25 @@ TEST(BitslicedIndexFile, BitsPastTheLastColumnAreRefused) {
   EXPECT_NO_THROW((void)blume::decode_index(forged(good, last_word_of_row0, word & 0)));
 }
 
+// The format has one encoding of each index: a forged byte anywhere (padding included) is refused, or it
+// changed the index, which then writes exactly the forged bytes back.
+TEST(BitslicedIndexFile, EveryForgedByteIsRefusedOrWrittenBackExactly) {
+  // 61 documents named doc0 … doc60 leave 5 bytes of padding after the names, and odd shards leave
+  // 4 after their column maps.
+  blume::bitsliced_builder b;
+  for (int d = 0; d < 61; ++d)
+    b.add_text("doc" + std::to_string(d), "w" + std::to_string(d % 7) + " x y" + std::to_string(d));
+  const std::vector<std::byte> good = blume::encode_index(std::move(b).finish());
+  ASSERT_LT(good.size(), 20'000U);
+  for (std::size_t at = 0; at + 8 < good.size(); ++at) {
+    std::vector<std::byte> bytes = forged(good, at, std::to_integer<std::uint8_t>(good[at]) ^ 0x01U, 1);
+    try {
+      EXPECT_TRUE(blume::encode_index(blume::decode_index(bytes)) == bytes) << "byte " << at;
+    } catch (const blume::format_error&) {
+    }
+  }
+}
+
 TEST(BitslicedIndexFile, ForgedCountsAreRefusedBeforeAllocating) {
   const std::vector<std::byte> good = blume::encode_index(corpus(60, 0, 4).index());
   const std::size_t terms = blume::index_format::header_size;

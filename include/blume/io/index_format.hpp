@@ -5,6 +5,7 @@
 // a short, damaged or hostile file is a format_error, never a large allocation or a read past the end.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -153,6 +154,10 @@ inline bitsliced_index decode_index(std::span<const std::byte> bytes) {
     at += static_cast<std::size_t>(count * each);
     return p + start;
   };
+  // The format has one encoding of each index, so the padding it writes as zeros must read as zeros.
+  auto zeros = [](const std::byte* from, const std::byte* to) {
+    return std::all_of(from, to, [](std::byte b) { return b == std::byte{0}; });
+  };
   const std::byte* table = take(term_count, f::term_entry_size, "term table");
   std::vector<term_entry> terms(static_cast<std::size_t>(term_count));
   for (std::size_t i = 0; i < terms.size(); ++i) {
@@ -200,6 +205,8 @@ inline bitsliced_index decode_index(std::span<const std::byte> bytes) {
     const std::byte* bits_at = take(words, 8, "rows");
     shard.document.resize(columns);
     std::memcpy(shard.document.data(), columns_at, 4 * columns);
+    if (!zeros(columns_at + 4 * columns, columns_at + f::padded8(4 * columns)))
+      fail(which + " has nonzero padding after its column map");
     shard.bits.resize(words);
     std::memcpy(shard.bits.data(), bits_at, 8 * words);
     // Bits past the last column (or group) would name columns that do not exist: a query would report them,
@@ -232,6 +239,7 @@ inline bitsliced_index decode_index(std::span<const std::byte> bytes) {
     names[d].assign(reinterpret_cast<const char*>(name), length);
   }
   if (index_format::padded8(at) != body) fail("unexpected bytes after the document names");
+  if (!zeros(p + at, p + body)) fail("nonzero padding after the document names");
   return bitsliced_index::from_parts(o, adhoc, private_rows, std::move(terms), std::move(shards), std::move(names));
 }
 
