@@ -19,13 +19,20 @@
 //    false-positive rate per document at the same memory per bit set, but a query reads 2^r times fewer
 //    words of them and skips every stretch of 64·2^r columns where they are all zero.
 //
-// The model (bitsliced_model): a document that holds none of a query's terms passes each of the query's
-// distinct rows independently, with the probability its own column gives, 1 − e^(−λ) for λ = −ln(1 − x/m)
-// when x of the shard's m shared rows are set in it; a higher-rank row the same way with its group's share
-// of the higher-rank rows. So a long document, whose column is dense, is expected to pass more often than a
-// short one in the same shard. A private row is zero for every document without its term. (A row's own
-// density is no better a guide: the bits a query's own term sets in it sit in the columns of the documents
-// that hold it, which are the dense ones.)
+// The model (bitsliced_model): a query's distinct rows in a shard are uniform among its rows, whatever
+// terms they belong to, so a document holding none of its terms, whose column has x of the shard's m shared
+// rows set, passes its r rank-0 rows with probability C(x, r)/C(m, r). Its group, with y of the H
+// higher-rank rows set, has a query term's higher-rank rows set for certain when one of the 2^rank − 1
+// other documents of the group holds the term, and passes the rest with probability C(y', h')/C(H', h')
+// over the rows, set bits and total left; the model sums over which of the terms the neighbours hold (each
+// with the chance its holders give, columns being in a pseudo-random order of their documents within a
+// shard). A private row is zero for every document without its term. The holders of a term come from the
+// term table's count, or for a rare term from its candidates less the false candidates this model expects.
+//
+// This is an expectation over the index's seed. On text, the documents holding none of a query's terms
+// pass or fail together as the frequent words they share happen to fill the query's rows or not, so one
+// index's count strays from the expectation more than a binomial would; averaged over seeds it holds
+// (examples/text_search measures both).
 //
 // Thread safety: a built index is immutable; any number of threads may query it.
 #pragma once
@@ -345,38 +352,43 @@ class bitsliced_index {
   std::vector<std::string> names_;
 };
 
-/// The index's model of false candidates (see the header comment), read off its rows once: each column's
-/// (and each higher-rank group's) Poisson rate of set bits, λ = −ln(1 − set/rows).
+/// The index's model of false candidates (see the header comment), read off its rows once: how many bits
+/// each column and each higher-rank group has set.
 class bitsliced_model {
  public:
   explicit bitsliced_model(const bitsliced_index& index) : index_(&index) {
     const std::uint32_t rank = index.options().rank;
     for (const bitsliced_shard& s : index.shards()) {
-      shard_rates r;
+      shard_counts r;
       r.column.resize(s.columns());
       r.group.resize(s.higher_rows == 0 ? 0 : (s.columns() + (std::uint64_t{1} << rank) - 1) >> rank);
-      to_rates(s.bits.data(), s.shared_rows, s.words, r.column);
-      to_rates(index.higher_row(s, 0), s.higher_rows, s.higher_words(rank), r.group);
-      rates_.push_back(std::move(r));
+      count_bits(s.bits.data(), s.shared_rows, s.words, r.column);
+      count_bits(index.higher_row(s, 0), s.higher_rows, s.higher_words(rank), r.group);
+      counts_.push_back(std::move(r));
     }
   }
 
-  /// For each document, the probability that it is a candidate for `terms` if it holds none of them.
+  /// For each document, the probability that it is a candidate for `terms` if it holds none of them: the
+  /// mean over the index's seeds (see the header comment).
   template <class R>
   std::vector<double> candidate_probability(const R& terms) const {
     const bitsliced_index& x = *index_;
     const std::vector<digest> query = x.distinct_terms(terms);
     std::vector<double> out(x.documents(), 0.0);
+    // How many of each shard's documents hold each term, for the neighbours that share a higher-rank bit.
+    const std::vector<std::vector<double>> holders = estimate_holders(query);
     std::vector<bitsliced_index::row_ref> rows;
     for (std::size_t si = 0; si < x.shards().size(); ++si) {
       const bitsliced_shard& s = x.shards()[si];
+      const shard_counts& n = counts_[si];
       x.rows_in(s, query, rows);
       if (std::ranges::any_of(rows, &bitsliced_index::row_ref::exact)) continue;  // a private row: never
-      const auto higher = static_cast<double>(std::ranges::count_if(rows, &bitsliced_index::row_ref::higher));
-      const double rank0 = static_cast<double>(rows.size()) - higher;
+      const auto higher = static_cast<std::uint32_t>(std::ranges::count_if(rows, &bitsliced_index::row_ref::higher));
+      const auto rank0 = static_cast<std::uint32_t>(rows.size()) - higher;
+      const std::vector<double> group_pass = group_probability(s, query, rows, holders[si], higher);
       for (std::uint64_t c = 0; c < s.columns(); ++c) {
-        double p = std::pow(-std::expm1(-rates_[si].column[c]), rank0);
-        if (higher > 0) p *= std::pow(-std::expm1(-rates_[si].group[c >> x.options().rank]), higher);
+        double p = all_set(n.column[c], s.shared_rows, rank0);
+        if (higher > 0) p *= group_pass[n.group[c >> x.options().rank]];
         out[s.document[c]] = p;
       }
     }
@@ -393,25 +405,123 @@ class bitsliced_model {
   }
 
  private:
-  struct shard_rates {
-    std::vector<double> column;  // per column, then per higher-rank group: the rate of set bits per row
-    std::vector<double> group;
+  struct shard_counts {
+    std::vector<std::uint32_t> column;  // set bits of each column among the shard's shared rows
+    std::vector<std::uint32_t> group;   // set bits of each group among its higher-rank rows
   };
+  /// Terms at most this many of a query are weighed as possibly held by a group neighbour (2^n cases each);
+  /// the rest, the rarest, as not held.
+  static constexpr std::size_t max_held_terms = 8;
 
-  /// Counts each slot's (column's or group's) set bits over `count` rows, then turns the counts into rates
-  /// (a full slot as if half a bit were clear).
-  static void to_rates(const std::uint64_t* rows, std::uint32_t count, std::uint64_t words,
-                       std::vector<double>& slots) {
+  /// Counts each slot's (column's or group's) set bits over `count` rows.
+  static void count_bits(const std::uint64_t* rows, std::uint32_t count, std::uint64_t words,
+                         std::vector<std::uint32_t>& slots) {
     for (std::uint64_t j = 0; j < count; ++j)
       for (std::uint64_t w = 0; w < words; ++w)
         for (std::uint64_t bits = rows[j * words + w]; bits != 0; bits &= bits - 1)
-          slots[w * 64 + static_cast<std::uint64_t>(std::countr_zero(bits))] += 1.0;
-    const double m = static_cast<double>(count);
-    for (double& x : slots) x = -std::log1p(-std::min(x, m - 0.5) / m);
+          ++slots[w * 64 + static_cast<std::uint64_t>(std::countr_zero(bits))];
+  }
+
+  /// C(set, r) / C(rows, r): the chance that r distinct rows, uniform among `rows`, all fall among the `set`
+  /// rows a column (or group) has set.
+  static double all_set(std::uint32_t set, std::uint32_t rows, std::uint32_t r) noexcept {
+    double p = 1.0;
+    for (std::uint32_t i = 0; i < r && p > 0.0; ++i)
+      p *= set > i ? static_cast<double>(set - i) / static_cast<double>(rows - i) : 0.0;
+    return p;
+  }
+
+  /// For each shard and term of the query, how many of the shard's documents hold the term. Its candidates
+  /// there hold it or are false candidates: the term table counts its documents, split between the shards
+  /// as their candidates are; a term not in the table (a rare one) holds as many as, with the false
+  /// candidates this model expects of that many holders, make its candidates.
+  std::vector<std::vector<double>> estimate_holders(const std::vector<digest>& query) const {
+    const bitsliced_index& x = *index_;
+    std::vector<std::vector<double>> holders(x.shards().size(), std::vector<double>(query.size(), 0.0));
+    std::vector<bitsliced_index::row_ref> own;
+    for (std::size_t t = 0; t < query.size(); ++t) {
+      const std::vector<digest> term{query[t]};
+      const std::uint32_t documents = x.rows_of(query[t]).second;
+      double candidates = 0.0;
+      for (std::size_t si = 0; si < x.shards().size(); ++si) {
+        const bitsliced_shard& s = x.shards()[si];
+        x.rows_in(s, term, own);
+        double n = 0.0;
+        auto count = [&n](std::uint32_t) { n += 1.0; };
+        x.scan(s, own, count);
+        candidates += n;
+        if (documents == 0 && n > 0.0 && !own.front().exact) {
+          const double found = n, columns = static_cast<double>(s.columns());
+          const auto higher = static_cast<std::uint32_t>(std::ranges::count_if(own, &bitsliced_index::row_ref::higher));
+          const auto rank0 = static_cast<std::uint32_t>(own.size()) - higher;
+          // by_group[y]: the rank-0 chances of the columns whose group has y higher-rank rows set.
+          std::vector<double> by_group(higher > 0 ? s.higher_rows + 1 : 1, 0.0);
+          for (std::uint64_t c = 0; c < s.columns(); ++c)
+            by_group[higher > 0 ? counts_[si].group[c >> x.options().rank] : 0] +=
+                all_set(counts_[si].column[c], s.shared_rows, rank0);
+          // holders + their false candidates = found; the left side grows with the holders: bisection.
+          double low = 0.0, high = found;
+          for (int step = 0; step < 40; ++step) {
+            const double mid = (low + high) / 2;
+            double expected = by_group[0];
+            if (higher > 0) {
+              const std::vector<double> pass = group_probability(s, term, own, {mid}, higher);
+              expected = 0.0;
+              for (std::size_t y = 0; y < by_group.size(); ++y) expected += by_group[y] * pass[y];
+            }
+            (mid + expected * (columns - mid) / columns < found ? low : high) = mid;
+          }
+          n = (low + high) / 2;
+        }
+        holders[si][t] = n;
+      }
+      if (documents != 0 && candidates > 0.0)
+        for (auto& shard : holders) shard[t] *= std::min(1.0, static_cast<double>(documents) / candidates);
+    }
+    return holders;
+  }
+
+  /// A group's chance to pass the query's `higher` higher-rank rows, by how many of its higher-rank rows are
+  /// set: the sum, over which of the terms its other documents hold, of that case's chance times the chance
+  /// that the rows no held term sets are set.
+  std::vector<double> group_probability(const bitsliced_shard& s, const std::vector<digest>& query,
+                                        const std::vector<bitsliced_index::row_ref>& rows,
+                                        const std::vector<double>& holders, std::uint32_t higher) const {
+    if (higher == 0) return {};
+    const bitsliced_index& x = *index_;
+    const double neighbours = static_cast<double>((std::uint64_t{1} << x.options().rank) - 1);
+    const double columns = static_cast<double>(s.columns());
+    std::vector<std::size_t> held;
+    for (std::size_t t = 0; t < query.size(); ++t)
+      if (holders[t] > 0.0) held.push_back(t);
+    std::sort(held.begin(), held.end(), [&](std::size_t a, std::size_t b) { return holders[a] > holders[b]; });
+    if (held.size() > max_held_terms) held.resize(max_held_terms);
+    // owners[j]: the held terms (bits) that probe the query's higher-rank row j.
+    std::vector<std::uint32_t> owners(higher, 0);
+    std::vector<double> holds(held.size());
+    std::vector<bitsliced_index::row_ref> own;
+    for (std::size_t i = 0; i < held.size(); ++i) {
+      holds[i] = -std::expm1(neighbours * std::log1p(-std::min(1.0, holders[held[i]] / columns)));
+      x.rows_in(s, std::vector<digest>{query[held[i]]}, own);
+      for (const auto& r : own)
+        for (std::uint32_t j = 0; j < higher; ++j)
+          if (r.higher && rows[j].words == r.words) owners[j] |= 1U << i;
+    }
+    std::vector<double> pass(s.higher_rows + 1, 0.0);
+    for (std::uint32_t mask = 0; mask < (1U << held.size()); ++mask) {
+      double chance = 1.0;
+      for (std::size_t i = 0; i < held.size(); ++i) chance *= (mask >> i) & 1U ? holds[i] : 1.0 - holds[i];
+      const auto covered = static_cast<std::uint32_t>(std::ranges::count_if(owners, [mask](std::uint32_t o) {
+        return (o & mask) != 0;
+      }));
+      for (std::uint32_t y = covered; y <= s.higher_rows; ++y)
+        pass[y] += chance * all_set(y - covered, s.higher_rows - covered, higher - covered);
+    }
+    return pass;
   }
 
   const bitsliced_index* index_;
-  std::vector<shard_rates> rates_;
+  std::vector<shard_counts> counts_;
 };
 
 /// Collects documents, then builds their index (two passes: term frequencies first, then rows).
@@ -549,6 +659,11 @@ inline bitsliced_index bitsliced_builder::finish() && {
     }
     bitsliced_shard s;
     s.document.assign(order.begin() + static_cast<std::ptrdiff_t>(i), order.begin() + static_cast<std::ptrdiff_t>(j));
+    // A pseudo-random column order (see the header comment), fixed by the seed.
+    const std::uint64_t order_seed = o.seed;
+    std::sort(s.document.begin(), s.document.end(), [order_seed](std::uint32_t a, std::uint32_t b) {
+      return detail::murmur3_fmix64(a ^ order_seed) < detail::murmur3_fmix64(b ^ order_seed);
+    });
     const double columns = static_cast<double>(j - i);
     if (o.rank == 0 || s.columns() < min_columns_for_rank(o.rank)) {
       sum0 += sum_high;
