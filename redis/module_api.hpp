@@ -48,6 +48,7 @@
 // | DeleteKey                    | int (Key*); the key must be open for writing                  | 4.0.0 | D S T |
 // | SetExpire                    | int (Key*, long long ms from now); ERR for an empty key       | 4.0.0 | D S T |
 // | Milliseconds                 | long long (void): Unix time in ms                             | 4.0.0 | D S T |
+// | SetAbsExpire                 | int (Key*, long long Unix ms); optional: null before 6.2.2    | 6.2.2 | D S T |
 // | TryCalloc / TryRealloc       | void* (size_t n, size_t size) / void* (void*, size_t);        | 7.4.0 | D, T  |
 // |                              | optional: the lookup fails on 7.0.15, the pointers stay null  |       |       |
 //
@@ -322,6 +323,8 @@ inline int (*DeleteKey)(RedisModuleKey* key) = nullptr;
 inline int (*SetExpire)(RedisModuleKey* key, long long milliseconds) = nullptr;
 /// The server's clock in Unix milliseconds.
 inline long long (*Milliseconds)() = nullptr;
+/// Sets a key's expiry to an absolute Unix time in milliseconds (null on servers before 6.2.2).
+inline int (*SetAbsExpire)(RedisModuleKey* key, long long unix_ms) = nullptr;
 /// For a command flagged "getkeys-api": whether this call only asks where the keys are, and the answer.
 inline int (*IsKeysPositionRequest)(RedisModuleCtx* ctx) = nullptr;
 inline void (*KeyAtPos)(RedisModuleCtx* ctx, int pos) = nullptr;
@@ -425,6 +428,7 @@ inline bool resolve(lookup_func lookup, const char** missing = nullptr) {
   required("RedisModule_DeleteKey", DeleteKey);
   required("RedisModule_SetExpire", SetExpire);
   required("RedisModule_Milliseconds", Milliseconds);
+  optional("RedisModule_SetAbsExpire", SetAbsExpire);
   required("RedisModule_IsKeysPositionRequest", IsKeysPositionRequest);
   required("RedisModule_KeyAtPos", KeyAtPos);
   required("RedisModule_SaveUnsigned", SaveUnsigned);

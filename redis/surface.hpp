@@ -129,11 +129,16 @@ inline const char* parse_ttl(RedisModuleString** argv, int argc, int at, key_ttl
 
 /// Gives a key the command just created its TTL. Replicas and the AOF get the absolute expiry
 /// (PEXPIREAT after the command itself), so a replayed or replicated command does not restart the clock.
+/// The key gets that same absolute time: a relative one would be counted from the server's own clock
+/// reading, which can be a millisecond or more past ours, and a replayed AOF would then move the expiry.
 inline void apply_ttl(RedisModuleCtx* ctx, const open_key& key, RedisModuleString* name, const key_ttl& ttl) noexcept {
   if (ttl.seconds == 0) return;
   const long long ms = ttl.seconds * 1000;
   const long long at = api::Milliseconds() + ms;
-  api::SetExpire(key.get(), ms);
+  if (api::SetAbsExpire != nullptr)
+    api::SetAbsExpire(key.get(), at);
+  else
+    api::SetExpire(key.get(), ms);
   api::Replicate(ctx, "PEXPIREAT", "sl", name, at);
 }
 
