@@ -135,10 +135,8 @@ inline void apply_ttl(RedisModuleCtx* ctx, const open_key& key, RedisModuleStrin
   if (ttl.seconds == 0) return;
   const long long ms = ttl.seconds * 1000;
   const long long at = api::Milliseconds() + ms;
-  if (api::SetAbsExpire != nullptr)
-    api::SetAbsExpire(key.get(), at);
-  else
-    api::SetExpire(key.get(), ms);
+  if (api::SetAbsExpire != nullptr) api::SetAbsExpire(key.get(), at);
+  else api::SetExpire(key.get(), ms);
   api::Replicate(ctx, "PEXPIREAT", "sl", name, at);
 }
 
