@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "forge.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -192,6 +193,21 @@ TEST(CompactionFile, RoundTripsAndRefusesWhatNoInsertWrites) {
     }
   });
   EXPECT_THROW((void)blume::from_bytes<compaction>(full), blume::format_error);
+}
+
+// A file may announce any count of keys: at 2^64 − 1, an insert keeps the count there instead of wrapping
+// it below the signatures the table holds, which the file's next reader would refuse (found by fuzz.file).
+TEST(CompactionFile, AnAnnouncedCountAtItsLimitStaysThere) {
+  compaction f(1'000, 0.01);
+  for (std::uint64_t i = 0; i < 100; ++i) f.insert(present_key(i));
+  auto bytes = blume::to_bytes(f);
+  blume::detail::write_le<std::uint64_t>(bytes.data() + blume::detail::off_inserted, ~std::uint64_t{0});
+  blume_test::fix_checksums(bytes);
+  auto g = blume::from_bytes<compaction>(bytes);
+  for (std::uint64_t i = 100; i < 200; ++i) g.insert(present_key(i));
+  EXPECT_EQ(g.inserted(), ~std::uint64_t{0});
+  const auto back = blume::from_bytes<compaction>(blume::to_bytes(g));
+  for (std::uint64_t i = 0; i < 200; ++i) ASSERT_TRUE(back.contains(present_key(i)));
 }
 
 // A forged table whose walk runs past the probe limit: the lookup answers "maybe" at once and the insert

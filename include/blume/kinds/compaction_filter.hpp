@@ -353,7 +353,9 @@ class compaction_filter : public detail::key_interface<compaction_filter<Hasher>
       }
       if (v == c) break;  // the carried signature meets its twin: dropped (see the header comment)
     }
-    ++added_;
+    // Saturating: a file may announce any count up to 2^64 − 1, and a wrapped count would fall below the
+    // signatures the table holds, which a reader refuses.
+    if (added_ != std::numeric_limits<std::uint64_t>::max()) ++added_;
     return insert_result::added;
   }
 
