@@ -81,7 +81,7 @@ inline bool fpr_sweep(const std::filesystem::path& dir, std::uint64_t n, std::ui
   std::vector<sweep_series> all;
   for_each_benchmarked_kind([&](auto type) {
     using F = typename decltype(type)::type;
-    if constexpr (!kind_setup<F>::in_presets) return;  // the Golomb-coded set: microseconds a lookup
+    if constexpr (!kind_setup<F>::in_presets) return;  // a kind too slow to time with the rest
     std::cerr << "  " << F::name << "\n";
     all.push_back(sweep_kind<F>(w, rates));
   });

@@ -29,14 +29,12 @@ struct kind_setup {
 };
 
 /// The Golomb-coded set's rates are powers of two, and its static-filter targets are stated at 2^-8 (1%
-/// would round to 2^-7). A lookup decodes about a thousand codes, microseconds where the others take
-/// nanoseconds, so the --static preset leaves it out: it is timed on its own, with few probes.
+/// would round to 2^-7).
 template <>
 struct kind_setup<golomb_coded_set<>> {
   static constexpr double fpr = 0x1p-8;
-  static constexpr bool in_presets = false;
-  static constexpr std::string_view note =
-      "a lookup decodes about 1000 codes, microseconds: time it on its own with --probes 100k";
+  static constexpr bool in_presets = true;
+  static constexpr std::string_view note = "";
 };
 
 /// The benchmark's contestants: kinds built from one key set, and kinds that take keys with values one at a

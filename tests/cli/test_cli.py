@@ -1021,6 +1021,11 @@ def info_key(kind, field):
     return PRIMARY_FIELD.get(kind, field) if field == "bits" else field
 
 
+# What a version-1 file says about itself that changed since, on purpose: the Golomb-coded set's in-memory size
+# (`size`) holds the fields of its newer bucket index layout too (32 bytes more); its file is read as it is.
+CHANGED_ON_PURPOSE = {("gcs", "size"): 1272}
+
+
 class Version1Fixtures(Tool):
     """Files written by a blume of format version 1 (tests/fixtures/v1/make.sh) load and answer as then."""
 
@@ -1042,6 +1047,7 @@ class Version1Fixtures(Tool):
             self.assertEqual(now["format_version"], 1, name)
             self.assertIsNone(now["planned_capacity"], name)
             for field, value in before.items():
+                value = CHANGED_ON_PURPOSE.get((name, field), value)
                 self.assertEqual(now[info_key(name, field)], value, (name, field))
 
     def test_a_split_block_file_of_xxh3_128_keeps_its_hash_and_refuses_to_merge_with_xxh3_64(self):

@@ -8,9 +8,13 @@
 //
 // To look a key up without decoding the whole set, the value range is cut into buckets of about
 // `bucket_keys` keys; each bucket's gaps start from the bucket's first value, and an index holds each
-// bucket's bit offset (32 bits, relative to a 64-bit offset every 65536 buckets). A lookup decodes about
-// half a bucket. With the default 2048 keys per bucket the index costs 0.016 bits per key (smaller
-// buckets trade space for speed).
+// bucket's bit offset: 16 bits, relative to a 64-bit base every 2^s buckets, s the largest (at most 16)
+// under which every offset fits. A lookup decodes about half a bucket. With the default 96 keys per bucket
+// that is about 48 codes, and the index costs 16/96 + 64/(2^s·96) bits per key: 0.18 at 2^−8, where s is
+// 6. Files written before this layout (32-bit offsets, s = 16) are read as they are.
+//
+// A bulk lookup (contains_many, count_contained) sorts its keys' values and decodes each bucket they fall
+// in once, from its start, answering every key in it on the way.
 //
 // Thread safety: const calls may run concurrently; nothing changes after construction.
 #pragma once
@@ -51,8 +55,9 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
   static constexpr kind_input input = kind_input::keys;
   static constexpr bool is_static = true;
   static constexpr std::string_view merge_refusal = "they are static: build one from the union of the key sets instead";
-  static constexpr std::uint32_t default_bucket_keys = 2048;
-  static constexpr std::uint64_t superblock_buckets = 65536;
+  static constexpr std::uint32_t default_bucket_keys = 96;
+  /// Buckets per base in files of the first layout (32-bit offsets).
+  static constexpr std::uint32_t wide_offset_shift = 16;
 
   // The planner's model: m = the coded stream's bits (about n·(P + 1.5), whole words), k = P; an absent key
   // matches one of n values spread over n·2^P.
@@ -99,26 +104,28 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
 
   // ---- serialization hooks (format.hpp) --------------------------------------------------------------
   // bits = the coded stream's words × 64, hashes = P, layout = keys per bucket; extra = {n (keys given),
-  // values stored, 0, 0, 0, 0}; inserted = n. Payload: the stream (u64 words, the last one zero), the
-  // buckets' 32-bit offsets (buckets + 1 of them), the superblocks' 64-bit bases.
+  // values stored, s + 1 (0 in files of the first layout), 0, 0, 0}; inserted = n. Payload: the stream (u64
+  // words, the last one zero), the buckets' offsets (buckets + 1 of them: u16, zero-padded to a multiple of
+  // 4; u32 in the first layout), the 64-bit bases, one per 2^s buckets plus two.
 
   filter_parameters parameters() const noexcept {
     filter_parameters p;
     p.primary = bits_.size() * 64;
     p.secondary = fpr_bits_;
     p.layout = bucket_keys_;
-    p.extra = {items_, stored_, 0, 0, 0, 0};
+    p.extra = {items_, stored_, short_offsets_ ? offset_shift_ + 1 : 0, 0, 0, 0};
     return p;
   }
   template <class Fn>
   void for_each_payload_segment(Fn&& fn) const {
     fn(std::as_bytes(std::span<const std::uint64_t>(bits_)));
-    fn(std::as_bytes(std::span<const std::uint32_t>(offsets_)));
+    if (short_offsets_) fn(std::as_bytes(std::span<const std::uint16_t>(offsets16_)));
+    else fn(std::as_bytes(std::span<const std::uint32_t>(offsets32_)));
     fn(std::as_bytes(std::span<const std::uint64_t>(bases_)));
   }
   static std::uint64_t payload_size(const filter_parameters& p) {
     const golomb_coded_set shape = shape_of(p);
-    return p.primary / 8 + shape.offset_count() * 4 + shape.base_count() * 8;
+    return p.primary / 8 + shape.offset_bytes() + shape.base_count() * 8;
   }
   /// Adopts a payload after checking that every offset lies inside the stream and that they never go
   /// back, so no lookup can read outside it; other damage only gives wrong answers, which the payload
@@ -134,7 +141,7 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
     }();
     if (inserted != s.items_) throw format_error("the header's item count does not match the parameters");
     const std::uint64_t words = p.primary / 64;
-    if (payload.size() != words * 8 + s.offset_count() * 4 + s.base_count() * 8)
+    if (payload.size() != words * 8 + s.offset_bytes() + s.base_count() * 8)
       throw format_error("payload size does not match the parameters");
     // An empty set has an empty payload, whose data() may be null: copy only what there is.
     const std::byte* at = payload.data();
@@ -145,18 +152,25 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
       at += bytes;
     };
     take(s.bits_, words);
-    take(s.offsets_, s.offset_count());
+    if (s.short_offsets_) {
+      take(s.offsets16_, s.offset_bytes() / 2);
+      if (std::any_of(s.offsets16_.begin() + static_cast<std::ptrdiff_t>(s.offset_count()), s.offsets16_.end(),
+                      [](std::uint16_t x) { return x != 0; }))
+        throw format_error("the offsets' padding is not zero");
+    } else {
+      take(s.offsets32_, s.offset_count());
+    }
     take(s.bases_, s.base_count());
     if (s.items_ != 0) {
       if (words == 0 || s.bits_.back() != 0) throw format_error("the coded stream lacks its zero end word");
       std::uint64_t previous = 0;
-      for (std::uint64_t b = 0; b < s.offsets_.size(); ++b) {
+      for (std::uint64_t b = 0; b < s.offset_count(); ++b) {
         const std::uint64_t offset = s.bucket_offset(b);
         if (offset < previous || offset > (words - 1) * 64)
           throw format_error("bucket " + std::to_string(b) + "'s offset is out of order");
         previous = offset;
       }
-    } else if (words != 0 || !s.offsets_.empty()) {
+    } else if (words != 0 || s.offset_bytes() != 0) {
       throw format_error("an empty set has no stream");
     }
     s.stored_ = p.extra[1];
@@ -166,7 +180,72 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
   bool contains(const digest& d) const noexcept {
     if (items_ == 0) return false;
     const std::uint64_t v = value_of(d.low);
-    const std::uint64_t bucket = v / bucket_range_;
+    bool found = false;
+    decode_bucket(v / bucket_range_, [&](std::uint64_t value) {
+      found = value == v;
+      return value < v;  // on, while below v
+    });
+    return found;
+  }
+
+  /// Writes one bool per key (or digest) to `out`, in order; returns how many answered true. Each bucket the
+  /// keys fall in is decoded once.
+  template <std::ranges::input_range R, class Out>
+    requires std::output_iterator<Out, bool>
+  std::size_t contains_many(const R& keys, Out out) const {
+    std::vector<char> answers;
+    const std::size_t hits = answer_many(keys, &answers);
+    for (char a : answers) {
+      *out = a != 0;
+      ++out;
+    }
+    return hits;
+  }
+  /// How many of `keys` the filter answers true for.
+  template <std::ranges::input_range R>
+  std::size_t count_contained(const R& keys) const {
+    return answer_many(keys, nullptr);
+  }
+
+  /// Keys given (duplicates included): n in the range n·2^P.
+  std::uint64_t inserted() const noexcept { return items_; }
+  std::uint64_t stored_values() const noexcept { return stored_; }
+  /// stored / N with N = n·2^P: an absent key's value is uniform in [0, N) and the stored values are
+  /// distinct, so it is one of them with exactly that probability (a little under 2^−P, as colliding
+  /// keys share a value).
+  double predicted_fpr() const noexcept {
+    return items_ == 0 ? 0.0 : static_cast<double>(stored_) / static_cast<double>(range_);
+  }
+  std::size_t size_in_bytes() const noexcept {
+    return sizeof(*this) + bits_.size() * 8 + offset_bytes() + bases_.size() * 8;
+  }
+  /// Bits per stored value, the stream and the bucket index together.
+  double bits_per_key() const noexcept {
+    return stored_ == 0 ? 0.0
+                        : static_cast<double>(bits_.size() * 64 + offset_bytes() * 8 + bases_.size() * 64) /
+                              static_cast<double>(stored_);
+  }
+  /// The bucket index's share of bits_per_key().
+  double index_bits_per_key() const noexcept {
+    return stored_ == 0 ? 0.0
+                        : static_cast<double>(offset_bytes() * 8 + bases_.size() * 64) / static_cast<double>(stored_);
+  }
+  std::uint32_t bucket_keys() const noexcept { return bucket_keys_; }
+  std::uint64_t golomb_parameter() const noexcept { return code_.m(); }
+  std::uint64_t seed() const noexcept { return hasher_.seed(); }
+  const Hasher& hasher() const noexcept { return hasher_; }
+
+  friend bool operator==(const golomb_coded_set& a, const golomb_coded_set& b) noexcept {
+    return a.items_ == b.items_ && a.fpr_bits_ == b.fpr_bits_ && a.bucket_keys_ == b.bucket_keys_ &&
+           a.seed() == b.seed() && a.short_offsets_ == b.short_offsets_ && a.offset_shift_ == b.offset_shift_ &&
+           a.bits_ == b.bits_ && a.offsets16_ == b.offsets16_ && a.offsets32_ == b.offsets32_ && a.bases_ == b.bases_;
+  }
+
+ private:
+  /// visit(value) for the values of bucket `b` in ascending order, until it returns false or the bucket
+  /// ends. A damaged stream (only a forged file has one) ends the bucket early: nothing is read past it.
+  template <class Visit>
+  void decode_bucket(std::uint64_t bucket, Visit&& visit) const noexcept {
     std::uint64_t pos = bucket_offset(bucket);
     const std::uint64_t end = bucket_offset(bucket + 1);
     std::uint64_t value = bucket * bucket_range_ - 1;  // the gap before the first value is value − start
@@ -175,16 +254,16 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
     if (b == 0) {  // M = 1: unary codes only (P = 1), the general decoder
       while (pos < end) {
         std::uint64_t gap = 0;
-        if (!code_.get(bits_, pos, end, gap)) return false;  // a damaged stream: never read past the bucket
+        if (!code_.get(bits_, pos, end, gap)) return;
         value += gap + 1;
-        if (value >= v) return value == v;
+        if (!visit(value)) return;
       }
-      return false;
+      return;
     }
-    // A lookup decodes codes one after another, each starting where the previous one ends, so the time
-    // per code is the latency of that chain. The codes are taken from a 64-bit buffer, shifted by each
-    // code's length and topped up with the stream's next aligned 32 bits, whose address does not depend on
-    // the codes just read (so the load runs ahead of them), rather than re-read at every code.
+    // Codes are decoded one after another, each starting where the previous one ends, so the time per code
+    // is the latency of that chain. The codes are taken from a 64-bit buffer, shifted by each code's length
+    // and topped up with the stream's next aligned 32 bits, whose address does not depend on the codes just
+    // read (so the load runs ahead of them), rather than re-read at every code.
     const std::byte* stream = reinterpret_cast<const std::byte*>(bits_.data());
     const auto chunk = [stream](std::uint64_t i) {  // 32-bit chunk i of the stream (little-endian)
       std::uint32_t c;
@@ -219,44 +298,71 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
         buffer >>= length;
         avail -= length;
         pos += length;
-        if (pos > end) return false;
+        if (pos > end) return;
       } else {  // a code longer than the buffer holds (a run of ones): the general decoder, then restart
-        if (!code_.get(bits_, pos, end, gap)) return false;
+        if (!code_.get(bits_, pos, end, gap)) return;
         restart();
       }
       value += gap + 1;
-      if (value >= v) return value == v;
+      if (!visit(value)) return;
     }
-    return false;
   }
 
-  /// Keys given (duplicates included): n in the range n·2^P.
-  std::uint64_t inserted() const noexcept { return items_; }
-  std::uint64_t stored_values() const noexcept { return stored_; }
-  /// stored / N with N = n·2^P: an absent key's value is uniform in [0, N) and the stored values are
-  /// distinct, so it is one of them with exactly that probability (a little under 2^−P, as colliding
-  /// keys share a value).
-  double predicted_fpr() const noexcept {
-    return items_ == 0 ? 0.0 : static_cast<double>(stored_) / static_cast<double>(range_);
+  /// The bulk lookups: the keys' values sorted by bucket (a radix sort, for large batches), then each
+  /// bucket decoded once, from its start to its last key's value. Answers go to `answers` in the keys'
+  /// order when it is given.
+  template <class R>
+  std::size_t answer_many(const R& keys, std::vector<char>* answers) const {
+    struct probe {
+      std::uint64_t value;
+      std::uint64_t index;
+    };
+    std::vector<probe> probes;
+    if constexpr (std::ranges::sized_range<R>) probes.reserve(std::ranges::size(keys));
+    for (auto&& k : keys) {
+      std::uint64_t low;
+      if constexpr (std::same_as<std::remove_cvref_t<decltype(k)>, digest>) low = k.low;
+      else low = this->hash(k).low;
+      probes.push_back({items_ == 0 ? 0 : value_of(low), probes.size()});
+    }
+    if (answers != nullptr) answers->assign(probes.size(), 0);
+    if (items_ == 0) return 0;
+    // Few keys against many buckets: one lookup each costs less than ordering them.
+    if (probes.size() < 64) {
+      std::size_t hits = 0;
+      for (const probe& p : probes) {
+        bool found = false;
+        decode_bucket(p.value / bucket_range_, [&](std::uint64_t value) {
+          found = value == p.value;
+          return value < p.value;
+        });
+        hits += found;
+        if (answers != nullptr) (*answers)[p.index] = found;
+      }
+      return hits;
+    }
+    detail::sort_by_uniform_key(
+        probes, [](const probe& p) { return p.value; }, static_cast<unsigned>(std::bit_width(range_ - 1)));
+    std::size_t hits = 0;
+    for (std::size_t i = 0; i < probes.size();) {
+      const std::uint64_t bucket = probes[i].value / bucket_range_;
+      std::size_t j = i;  // probes[i, j) share this bucket; they are ascending, so one pass answers them all
+      decode_bucket(bucket, [&](std::uint64_t value) {
+        while (j < probes.size() && probes[j].value <= value && probes[j].value / bucket_range_ == bucket) {
+          const bool found = probes[j].value == value;
+          hits += found;
+          if (answers != nullptr) (*answers)[probes[j].index] = found;
+          ++j;
+        }
+        return j < probes.size() && probes[j].value / bucket_range_ == bucket;
+      });
+      // Past the bucket's last value: the rest of its probes are absent.
+      while (j < probes.size() && probes[j].value / bucket_range_ == bucket) ++j;
+      i = j;
+    }
+    return hits;
   }
-  std::size_t size_in_bytes() const noexcept {
-    return sizeof(*this) + bits_.size() * 8 + offsets_.size() * 4 + bases_.size() * 8;
-  }
-  double bits_per_key() const noexcept {
-    return stored_ == 0 ? 0.0
-                        : static_cast<double>(bits_.size() * 64 + offsets_.size() * 32 + bases_.size() * 64) /
-                              static_cast<double>(stored_);
-  }
-  std::uint64_t golomb_parameter() const noexcept { return code_.m(); }
-  std::uint64_t seed() const noexcept { return hasher_.seed(); }
-  const Hasher& hasher() const noexcept { return hasher_; }
 
-  friend bool operator==(const golomb_coded_set& a, const golomb_coded_set& b) noexcept {
-    return a.items_ == b.items_ && a.fpr_bits_ == b.fpr_bits_ && a.bucket_keys_ == b.bucket_keys_ &&
-           a.seed() == b.seed() && a.bits_ == b.bits_ && a.offsets_ == b.offsets_ && a.bases_ == b.bases_;
-  }
-
- private:
   static void check(std::uint32_t fpr_bits, std::uint32_t bucket_keys) {
     if (fpr_bits == 0 || fpr_bits > 32)
       throw invalid_argument("Golomb-coded set: rate bits must be in [1, 32], got " + std::to_string(fpr_bits));
@@ -267,17 +373,24 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
   /// The set a header describes, without its stream (which is checked against it afterwards).
   static golomb_coded_set shape_of(const filter_parameters& p, std::uint64_t seed = Hasher::default_seed) {
     check(p.secondary, p.layout);
-    for (std::size_t i = 2; i < p.extra.size(); ++i)
+    for (std::size_t i = 3; i < p.extra.size(); ++i)
       if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
+    if (p.extra[2] > wide_offset_shift + 1) throw invalid_argument("buckets per base beyond 2^16");
     if (p.primary % 64 != 0 || p.primary > max_filter_bits)
       throw invalid_argument("stream bits must be whole words within 2^40");
     if (p.extra[1] > p.extra[0]) throw invalid_argument("more values stored than keys given");
     golomb_coded_set s(Hasher(seed), p.secondary, p.extra[0], p.layout);
     if (s.buckets_ > max_filter_bits / 32) throw invalid_argument("too many buckets");
+    s.short_offsets_ = p.extra[2] != 0;
+    s.offset_shift_ = s.short_offsets_ ? static_cast<std::uint32_t>(p.extra[2] - 1) : wide_offset_shift;
     return s;
   }
   std::uint64_t offset_count() const noexcept { return items_ == 0 ? 0 : buckets_ + 1; }
-  std::uint64_t base_count() const noexcept { return items_ == 0 ? 0 : buckets_ / superblock_buckets + 2; }
+  /// The offsets' bytes in the payload: u16 padded to a multiple of 4, or u32 in the first layout.
+  std::uint64_t offset_bytes() const noexcept {
+    return short_offsets_ ? (offset_count() + 3) / 4 * 8 : offset_count() * 4;
+  }
+  std::uint64_t base_count() const noexcept { return items_ == 0 ? 0 : (buckets_ >> offset_shift_) + 2; }
 
   golomb_coded_set(const Hasher& h, std::uint32_t fpr_bits, std::uint64_t items, std::uint32_t bucket_keys)
       : hasher_(h), fpr_bits_(fpr_bits), bucket_keys_(bucket_keys), items_(items) {
@@ -297,15 +410,13 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
 
   void encode(const std::vector<std::uint64_t>& values) {
     stored_ = values.size();
-    offsets_.assign(buckets_ + 1, 0);
-    bases_.assign(buckets_ / superblock_buckets + 2, 0);
+    std::vector<std::uint64_t> start(buckets_ + 1);  // each bucket's first bit, then the stream's end
     // About P + 1.5 bits per value; reserving avoids regrowing a stream of hundreds of megabytes.
     bits_.reserve(values.size() * (fpr_bits_ + 3) / 64 + 2);
     std::uint64_t at = 0;
     std::size_t i = 0;
     for (std::uint64_t b = 0; b <= buckets_; ++b) {
-      if (b % superblock_buckets == 0) bases_[b / superblock_buckets] = at;
-      offsets_[b] = static_cast<std::uint32_t>(at - bases_[b / superblock_buckets]);
+      start[b] = at;
       if (b == buckets_) break;
       std::uint64_t previous = b * bucket_range_ - 1;
       const std::uint64_t end = (b + 1) * bucket_range_;
@@ -316,17 +427,38 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
       }
     }
     bits_.push_back(0);  // a zero word of slack for the two-word reads
+    // The most buckets per base (a power of two, at most 2^16) under which every offset fits 16 bits; one
+    // bucket per base always does.
+    short_offsets_ = true;
+    const auto fits = [&](std::uint32_t shift) {
+      for (std::uint64_t b = 0; b <= buckets_; ++b)
+        if (start[b] - start[(b >> shift) << shift] > 0xffff) return false;
+      return true;
+    };
+    offset_shift_ = wide_offset_shift;
+    while (offset_shift_ > 0 && !fits(offset_shift_)) --offset_shift_;
+    offsets16_.assign(offset_bytes() / 2, 0);
+    bases_.assign(base_count(), 0);
+    for (std::uint64_t b = 0; b <= buckets_; ++b) {
+      if ((b & ((std::uint64_t{1} << offset_shift_) - 1)) == 0) bases_[b >> offset_shift_] = start[b];
+      offsets16_[b] = static_cast<std::uint16_t>(start[b] - bases_[b >> offset_shift_]);
+    }
   }
 
-  std::uint64_t bucket_offset(std::uint64_t b) const noexcept { return bases_[b / superblock_buckets] + offsets_[b]; }
+  std::uint64_t bucket_offset(std::uint64_t b) const noexcept {
+    return bases_[b >> offset_shift_] + (short_offsets_ ? std::uint64_t{offsets16_[b]} : std::uint64_t{offsets32_[b]});
+  }
 
   Hasher hasher_;
   std::uint32_t fpr_bits_ = 0;
   std::uint32_t bucket_keys_ = default_bucket_keys;
   std::uint64_t items_ = 0, stored_ = 0, range_ = 1, bucket_range_ = 1, buckets_ = 0;
   detail::golomb_code code_;
+  bool short_offsets_ = true;                       // 16-bit offsets; false for files of the first layout (32-bit)
+  std::uint32_t offset_shift_ = wide_offset_shift;  // log2 of the buckets per base
   std::vector<std::uint64_t> bits_;
-  std::vector<std::uint32_t> offsets_;
+  std::vector<std::uint16_t> offsets16_;
+  std::vector<std::uint32_t> offsets32_;
   std::vector<std::uint64_t> bases_;
 };
 
