@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The quotient filter: membership, multiset insert and erase against a model, wrap-around and long clusters,
-// resize, merge, the false-positive rate, the full filter, planning, and the file format's checks.
+// The quotient filter: membership, multiset insert and erase against a model, runs pushed into the overflow
+// blocks, long runs past saturated offsets, resize, merge, the false-positive rate, the full filter, planning,
+// and the file format's checks (the rank-and-select layout, and the first layout read and converted).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,6 +25,11 @@ constexpr std::uint64_t large_odd_slots = blume_test::slow_build ? 100'003 : 1'0
 
 std::uint64_t fingerprint_of(const quotient& f, std::uint64_t key) { return f.fingerprint(f.hash(key)); }
 std::uint64_t quotient_of(const quotient& f, std::uint64_t key) { return fingerprint_of(f, key) >> f.remainder_bits(); }
+std::uint64_t key_with_quotient(const quotient& f, std::uint64_t q) {
+  std::uint64_t key = 0;
+  while (quotient_of(f, present_key(key)) != q) ++key;
+  return present_key(key);
+}
 
 /// Serialized bytes with the payload bit `bit` set to `value` and the payload checksum recomputed, so only
 /// the table's own validation stands between them and a filter.
@@ -65,13 +71,13 @@ TEST(QuotientFilter, AnEmptyFilterContainsNothing) {
   EXPECT_EQ(f.predicted_fpr(), 0.0);
 }
 
-TEST(QuotientFilter, NoFalseNegativesWhenClustersWrapAroundTheEnd) {
+TEST(QuotientFilter, NoFalseNegativesWhenRunsArePushedPastTheLastQuotient) {
   quotient f = quotient::with_slots(64, 10);
   std::vector<std::uint64_t> tail;  // keys whose canonical slot is one of the last four of 64
   for (std::uint64_t i = 0; tail.size() < 40; ++i)
     if (quotient_of(f, present_key(i)) >= 60) tail.push_back(present_key(i));
   for (std::uint64_t k : tail) ASSERT_TRUE(f.insert(k));
-  // 40 remainders for 4 slots: they must have wrapped into the front of the table.
+  // 40 remainders for 4 slots: they must have gone on into the overflow block.
   for (std::uint64_t k : tail) ASSERT_TRUE(f.contains(k));
   for (std::uint64_t i = 0; i < 20; ++i) ASSERT_TRUE(f.insert(present_key(1000 + i)));
   for (std::uint64_t k : tail) ASSERT_TRUE(f.contains(k));
@@ -136,14 +142,17 @@ TEST(QuotientFilter, TheTableDependsOnlyOnTheStoredFingerprints) {
 // Random inserts and erases at high load against a multiset of fingerprints: counts agree after every step,
 // and at checkpoints the stored fingerprints are exactly the model's and the table passes the file
 // format's full validation (the table invariants).
-void check_against_model(std::uint64_t slots, std::uint32_t r, std::uint64_t seed, int steps) {
+// Keys come from `pool` (by default 2s keys).
+void check_against_model(std::uint64_t slots, std::uint32_t r, std::uint64_t seed, int steps,
+                         std::vector<std::uint64_t> pool = {}) {
   quotient f = quotient::with_slots(slots, r, seed);
   std::unordered_multiset<std::uint64_t> model;
   std::mt19937_64 rng(seed);
-  const std::uint64_t pool = f.slots() * 2;
+  if (pool.empty())
+    for (std::uint64_t i = 0; i < f.slots() * 2; ++i) pool.push_back(present_key(i));
   const std::uint64_t low = f.capacity() * 8 / 10;
   for (int step = 0; step < steps; ++step) {
-    const std::uint64_t key = present_key(rng() % pool);
+    const std::uint64_t key = pool[rng() % pool.size()];
     const std::uint64_t fp = fingerprint_of(f, key);
     const bool grow = model.size() < low || rng() % 2 == 0;
     if (grow) {
@@ -164,10 +173,7 @@ void check_against_model(std::uint64_t slots, std::uint32_t r, std::uint64_t see
       ASSERT_NO_THROW((void)blume::from_bytes<quotient>(blume::to_bytes(f))) << "step " << step;
     }
   }
-  for (std::uint64_t i = 0; i < pool; ++i) {
-    const std::uint64_t fp = fingerprint_of(f, present_key(i));
-    ASSERT_EQ(f.count(present_key(i)), model.count(fp));
-  }
+  for (const std::uint64_t key : pool) ASSERT_EQ(f.count(key), model.count(fingerprint_of(f, key)));
 }
 
 TEST(QuotientFilter, RandomInsertsAndErasesMatchAMultisetModelAtHighLoad) {
@@ -178,6 +184,35 @@ TEST(QuotientFilter, RandomInsertsAndErasesMatchTheModelInATinyTableThatAlwaysWr
 }
 TEST(QuotientFilter, RandomInsertsAndErasesMatchTheModelWithOneBitRemainders) {
   check_against_model(256, 1, 8, 10'000);
+}
+TEST(QuotientFilter, RandomInsertsAndErasesMatchTheModelWithRunsLongerThanTheOffsetsCanCount) {
+  // Six keys in the first quarter, about 260 copies each: runs of hundreds of slots push the later ones
+  // across many blocks, whose offsets pass 255 (saturated: recomputed on every lookup and erase).
+  for (std::uint64_t seed : {21u, 22u}) {
+    const quotient shape = quotient::with_slots(2048, 8, seed);
+    std::vector<std::uint64_t> pool;
+    for (std::uint64_t i = 0; pool.size() < 6; ++i)
+      if (quotient_of(shape, present_key(i)) < 512) pool.push_back(present_key(i));
+    check_against_model(2048, 8, seed, 12'000, pool);
+  }
+}
+
+TEST(QuotientFilter, ARunPushedPastTheOverflowBlocksIsRefusedAndChangesNothing) {
+  quotient f = quotient::with_slots(1024, 8);
+  const std::uint64_t last = key_with_quotient(f, 1023);
+  for (std::uint64_t i = 0; i < 100; ++i) ASSERT_TRUE(f.insert(present_key(i)));
+  std::uint64_t copies = 0;
+  while (f.insert(last)) ++copies;
+  EXPECT_LT(f.size(), f.capacity()) << "refused before the filter is full";
+  EXPECT_GE(copies, 256u) << "slot 1023 and the 256 overflow slots, less any that runs before it took";
+  EXPECT_LE(copies, 257u);
+  const quotient before = f;
+  EXPECT_FALSE(f.insert(last));
+  EXPECT_TRUE(f == before);
+  for (std::uint64_t i = 0; i < 100; ++i) ASSERT_TRUE(f.contains(present_key(i)));
+  EXPECT_EQ(f.count(last), copies + f.count(last) - copies);
+  for (std::uint64_t i = 0; i < copies; ++i) ASSERT_TRUE(f.erase(last));
+  EXPECT_NO_THROW((void)blume::from_bytes<quotient>(blume::to_bytes(f)));
 }
 
 // ---- any slot count ------------------------------------------------------------------------------------
@@ -212,7 +247,7 @@ TEST(QuotientFilter, RandomInsertsAndErasesMatchTheModelWithOddSlotCounts) {
   check_against_model(1001, 1, 14, 10'000);
 }
 
-TEST(QuotientFilter, ClustersWrapAroundTheEndOfOddSlotCounts) {
+TEST(QuotientFilter, RunsPushedPastTheEndOfOddSlotCountsSpillIntoTheOverflowBlocks) {
   for (std::uint64_t slots : {std::uint64_t{7}, std::uint64_t{1000}, large_odd_slots}) {
     quotient f = quotient::with_slots(slots, 8);
     const quotient empty = f;
@@ -221,7 +256,6 @@ TEST(QuotientFilter, ClustersWrapAroundTheEndOfOddSlotCounts) {
     for (std::uint64_t i = 0; tail.size() < wanted; ++i)
       if (quotient_of(f, present_key(i)) >= slots - last) tail.push_back(present_key(i));
     for (std::uint64_t k : tail) ASSERT_TRUE(f.insert(k)) << slots;
-    EXPECT_EQ(static_cast<unsigned>(f.storage().data()[0]) & 4u, 4u) << "slot 0 holds a shifted remainder";
     for (std::uint64_t k : tail) ASSERT_TRUE(f.contains(k)) << slots;
     std::vector<std::uint64_t> expected;
     for (std::uint64_t k : tail) expected.push_back(fingerprint_of(f, k));
@@ -302,7 +336,7 @@ TEST(QuotientFormat, OddSlotCountsRoundTrip) {
   ASSERT_EQ(f.insert_many(blume_test::present_keys(n)), n);
   const auto bytes = blume::to_bytes(f);
   EXPECT_EQ(blume::decode_header(bytes).primary, large_odd_slots);
-  EXPECT_EQ(bytes.size(), blume::header_size + (large_odd_slots * 10 + 63) / 64 * 8);
+  EXPECT_EQ(bytes.size(), blume::header_size + ((large_odd_slots + 63) / 64 + 4) * (8 * 7 + 17));
   const quotient g = blume::from_bytes<quotient>(bytes);
   EXPECT_TRUE(g == f);
   for (std::uint64_t i = 0; i < n; ++i) ASSERT_TRUE(g.contains(present_key(i)));
@@ -483,41 +517,47 @@ TEST(QuotientPlan, PlanUsesItemsOverTheDesignLoadSlotsAndTheFewestRemainderBits)
       const blume::filter_plan p = blume::plan_for(items, target, blume::quotient_filter<>::kind);
       const quotient f(p);
       const double n = static_cast<double>(items);
-      EXPECT_EQ(f.slots(), static_cast<std::uint64_t>(std::ceil(n / blume::quotient_plan_load))) << items;
+      EXPECT_EQ(f.slots(), 64 * static_cast<std::uint64_t>(std::ceil(n / blume::quotient_plan_load / 64))) << items;
       EXPECT_EQ(p.hashes, f.remainder_bits());
       EXPECT_EQ(p.bits, f.table_bits());
       EXPECT_EQ(p.bytes, f.storage().size());
       EXPECT_LE(p.predicted_fpr, target);
       EXPECT_GT(f.predicted_fpr_at(n) * 2, target) << "one remainder bit fewer would miss the target";
       EXPECT_GE(f.capacity(), items);
-      EXPECT_NEAR(p.bits_per_key(), (p.hashes + 3) / blume::quotient_plan_load, 0.01) << items << " " << target;
+      // r + 2.125 bits a slot, slots rounded up to whole blocks, and 4 overflow blocks.
+      const double blocks = std::ceil(n / blume::quotient_plan_load / 64) + 4;
+      EXPECT_DOUBLE_EQ(p.bits_per_key(), blocks * (64 * p.hashes + 136) / n) << items << " " << target;
+      if (items >= 1'000'000) {
+        EXPECT_NEAR(p.bits_per_key(), (p.hashes + 2.125) / blume::quotient_plan_load, 0.01) << items << " " << target;
+      }
     }
   }
 }
 
 TEST(QuotientPlan, PlansAreNoLongerRoundedToPowersOfTwo) {
-  // 10M keys at 1%: 2^24 slots (load 0.6) took 20 bits per key; ⌈10^7/0.9⌉ slots of 7 + 3 bits take 11.1.
+  // 10M keys at 1%: 2^24 slots (load 0.6) took 20 bits per key; ⌈10^7/0.9⌉ slots in 173,612 blocks of 64
+  // slots of 7 + 2.125 bits, and 4 overflow blocks, take 10.14.
   const blume::filter_plan p = blume::plan_for(10'000'000, 0.01, blume::quotient_filter<>::kind);
   EXPECT_EQ(p.hashes, 7u);
-  EXPECT_EQ(p.bits, 11'111'112u * 10);
-  EXPECT_LT(p.bits_per_key(), 11.2);
+  EXPECT_EQ(p.bits, (173'612u + 4) * 584u);
+  EXPECT_LT(p.bits_per_key(), 10.15);
   // At the rate of a cuckoo filter with 12-bit fingerprints (0.19%, 12.63 bits per key), within 1.2×.
   EXPECT_LT(blume::plan_for(10'000'000, 0.0019, blume::quotient_filter<>::kind).bits_per_key(), 1.2 * 12.63);
 }
 
-TEST(QuotientPlan, TinyPlansHaveAtLeastTwoSlots) {
+TEST(QuotientPlan, TinyPlansTakeOneBlockOfSlots) {
   const quotient f(1, 0.01);
-  EXPECT_EQ(f.slots(), 2u);
-  EXPECT_EQ(f.capacity(), 1u);
+  EXPECT_EQ(f.slots(), 64u);
+  EXPECT_EQ(f.capacity(), 60u);
 }
 
 TEST(QuotientPlan, RatesBeyondThirtyTwoRemainderBitsLowerTheLoadInstead) {
   const blume::filter_plan p = blume::plan_for(1000, 1e-12, blume::quotient_filter<>::kind);
   EXPECT_EQ(p.hashes, 32u);
   EXPECT_LE(p.predicted_fpr, 1e-12);
-  const std::uint64_t slots = p.bits / 35;
+  const std::uint64_t slots = (p.bits / (64 * 32 + 136) - 4) * 64;
   EXPECT_GT(slots, 1112u);
-  EXPECT_GT(blume::math::quotient_fpr(1000, static_cast<double>(slots - 1), 32), 1e-12) << "the fewest slots";
+  EXPECT_GT(blume::math::quotient_fpr(1000, static_cast<double>(slots - 64), 32), 1e-12) << "the fewest blocks";
 }
 
 TEST(QuotientPlan, PlanForBitsUsesTheBudgetWithAnySlotCount) {
@@ -527,7 +567,7 @@ TEST(QuotientPlan, PlanForBitsUsesTheBudgetWithAnySlotCount) {
   EXPECT_EQ(inverse.hashes, forward.hashes);
   const blume::filter_plan roomier =
       blume::plan_for_bits(1'000'000, forward.bits + 1000, blume::quotient_filter<>::kind);
-  EXPECT_LT(roomier.predicted_fpr, forward.predicted_fpr) << "100 more slots lower the rate";
+  EXPECT_LT(roomier.predicted_fpr, forward.predicted_fpr) << "one more block of slots lowers the rate";
   EXPECT_LE(roomier.bits, forward.bits + 1000);
 }
 
@@ -577,7 +617,7 @@ TEST(QuotientFormat, RoundTripsThroughBytesFilesAndMappings) {
   EXPECT_EQ(h.kind, blume::quotient_filter<>::kind);
   EXPECT_EQ(h.primary, 128u);
   EXPECT_EQ(h.secondary, 5u);
-  EXPECT_EQ(h.layout, 0u) << "the layout field is 0";
+  EXPECT_EQ(h.layout, 1u) << "the rank-and-select layout";
   EXPECT_EQ(h.inserted, 110u);
   EXPECT_TRUE(blume::from_bytes<quotient>(bytes) == f);
   blume_test::temp_dir dir;
@@ -611,42 +651,120 @@ TEST(QuotientFormat, EveryTruncationIsRejected) {
   }
 }
 
-TEST(QuotientFormat, AContinuationWithNoRunStartIsRejected) {
-  const quotient f = quotient::with_slots(64, 4);  // empty: slot 10's bits are 10·7 … 10·7 + 6
-  const auto damaged = with_payload_bit(blume::to_bytes(f), 10 * 7 + 1, true);
-  EXPECT_TRUE(mentions(message_of<blume::format_error>([&] { (void)blume::from_bytes<quotient>(damaged); }),
-                       "continuation"));
+// An empty table of 64 slots of 4 bits: block 0 is 32 bytes of remainders (slot j at bits 4j), occupieds at
+// byte 32, runends at byte 40, the offset at byte 48; 49 bytes a block.
+constexpr std::uint64_t occupied_bit(std::uint64_t j) { return 32 * 8 + j; }
+constexpr std::uint64_t runend_bit(std::uint64_t j) { return 40 * 8 + j; }
+constexpr std::uint64_t offset_bit(std::uint64_t block, unsigned bit) { return (block * 49 + 48) * 8 + bit; }
+
+std::string rejection_of(const std::vector<std::byte>& bytes) {
+  return message_of<blume::format_error>([&] { (void)blume::from_bytes<quotient>(bytes); });
 }
 
-TEST(QuotientFormat, AnInconsistentShiftedBitIsRejected) {
-  quotient f = quotient::with_slots(64, 4);
-  std::uint64_t key = 0;
-  while (quotient_of(f, present_key(key)) != 10) ++key;
-  f.insert(present_key(key));  // slot 10 holds a remainder in its canonical slot
-  const auto damaged = with_payload_bit(blume::to_bytes(f), 10 * 7 + 2, true);
-  EXPECT_TRUE(mentions(message_of<blume::format_error>([&] { (void)blume::from_bytes<quotient>(damaged); }),
-                       "shifted"));
+TEST(QuotientFormat, AnOccupiedQuotientWithoutARunEndIsRejected) {
+  const auto bytes = with_payload_bit(blume::to_bytes(quotient::with_slots(64, 4)), occupied_bit(10), true);
+  EXPECT_TRUE(mentions(rejection_of(bytes), "has no end")) << rejection_of(bytes);
 }
 
-TEST(QuotientFormat, MoreRunsThanOccupiedQuotientsIsRejected) {
+TEST(QuotientFormat, ARunEndWithoutAnOccupiedQuotientIsRejected) {
+  const auto bytes = with_payload_bit(blume::to_bytes(quotient::with_slots(64, 4)), runend_bit(10), true);
+  EXPECT_TRUE(mentions(rejection_of(bytes), "no occupied quotient")) << rejection_of(bytes);
+}
+
+TEST(QuotientFormat, ARunEndingBeforeItsQuotientIsRejected) {
+  auto bytes = with_payload_bit(blume::to_bytes(quotient::with_slots(64, 4)), occupied_bit(12), true);
+  bytes = with_payload_bit(bytes, runend_bit(11), true);
+  EXPECT_TRUE(mentions(rejection_of(bytes), "ends before it starts")) << rejection_of(bytes);
+}
+
+TEST(QuotientFormat, AQuotientPastTheSlotsIsRejected) {
+  auto bytes = with_payload_bit(blume::to_bytes(quotient::with_slots(60, 4)), occupied_bit(61), true);
+  bytes = with_payload_bit(bytes, runend_bit(61), true);
+  EXPECT_TRUE(mentions(rejection_of(bytes), "past the 60 slots")) << rejection_of(bytes);
+}
+
+TEST(QuotientFormat, ARemainderInAnEmptySlotIsRejected) {
+  const auto bytes = with_payload_bit(blume::to_bytes(quotient::with_slots(64, 4)), 5 * 4 + 2, true);
+  EXPECT_TRUE(mentions(rejection_of(bytes), "empty slot holds a remainder")) << rejection_of(bytes);
+}
+
+TEST(QuotientFormat, RemaindersOutOfOrderAreRejected) {
   quotient f = quotient::with_slots(64, 4);
   std::uint64_t key = 0;
-  while (quotient_of(f, present_key(key)) != 10) ++key;
+  while (quotient_of(f, present_key(key)) != 10 || (fingerprint_of(f, present_key(key)) & 15) == 15) ++key;
   f.insert(present_key(key));
-  f.insert(present_key(key));  // slot 11: a continuation of quotient 10's run
-  const auto damaged = with_payload_bit(blume::to_bytes(f), 11 * 7 + 1, false);  // now a second run
-  EXPECT_TRUE(mentions(message_of<blume::format_error>([&] { (void)blume::from_bytes<quotient>(damaged); }),
+  f.insert(present_key(key));  // slots 10 and 11: two copies
+  auto bytes = blume::to_bytes(f);
+  for (unsigned bit = 0; bit < 4; ++bit) bytes = with_payload_bit(bytes, 10 * 4 + bit, true);  // slot 10 := 15
+  EXPECT_TRUE(mentions(rejection_of(bytes), "out of order")) << rejection_of(bytes);
+}
+
+TEST(QuotientFormat, AnOffsetThatDisagreesWithTheRunsIsRejected) {
+  quotient f = quotient::with_slots(128, 4);
+  const std::uint64_t key = key_with_quotient(f, 63);
+  f.insert(key);
+  f.insert(key);  // slots 63 and 64: block 1 starts with one slot of quotient 63's run
+  const auto bytes = blume::to_bytes(f);
+  EXPECT_TRUE(blume::from_bytes<quotient>(bytes) == f);
+  const auto zero = with_payload_bit(bytes, offset_bit(1, 0), false);
+  EXPECT_TRUE(mentions(rejection_of(zero), "offset 0 where its runs give 1")) << rejection_of(zero);
+  const auto two = with_payload_bit(bytes, offset_bit(2, 0), true);
+  EXPECT_TRUE(mentions(rejection_of(two), "offset 1 where its runs give 0")) << rejection_of(two);
+}
+
+// ---- the first layout (layout 0), read and converted --------------------------------------------------
+
+/// A file of the first layout: s slots of r + 3 bits (is_occupied, is_continuation, is_shifted, remainder),
+/// `slots` giving the values of the slots that are not empty.
+std::vector<std::byte> layout0_bytes(std::uint64_t s, std::uint32_t r,
+                                     const std::vector<std::pair<std::uint64_t, std::uint64_t>>& slots,
+                                     std::uint64_t inserted) {
+  auto bytes = blume::to_bytes(quotient::with_slots(s, r));
+  bytes.resize(blume::header_size + (s * (r + 3) + 63) / 64 * 8);
+  std::fill(bytes.begin() + blume::header_size, bytes.end(), std::byte{0});
+  for (const auto& [slot, value] : slots)
+    for (std::uint32_t bit = 0; bit < r + 3; ++bit)
+      if (value >> bit & 1) {
+        const std::uint64_t at = slot * (r + 3) + bit;
+        bytes[blume::header_size + at / 8] |= static_cast<std::byte>(1u << (at % 8));
+      }
+  blume::file_header h = blume::decode_header(bytes);
+  h.layout = 0;
+  h.inserted = inserted;
+  h.payload_size = bytes.size() - blume::header_size;
+  h.payload_checksum = XXH64(bytes.data() + blume::header_size, bytes.size() - blume::header_size, 0);
+  const auto header = blume::encode_header(h);
+  std::copy(header.begin(), header.end(), bytes.begin());
+  return bytes;
+}
+
+TEST(QuotientFormat, AFirstLayoutTableIsConvertedOnLoadWrappedRunsIncluded) {
+  // Quotient 5 holds remainder 7; quotient 63 holds 3 and 9, the second wrapped into slot 0 (shifted,
+  // a continuation).
+  constexpr std::uint64_t occupied = 1, continuation = 2, shifted = 4;
+  const auto bytes =
+      layout0_bytes(64, 4, {{5, 7 << 3 | occupied}, {63, 3 << 3 | occupied}, {0, 9 << 3 | continuation | shifted}}, 3);
+  const quotient f = blume::from_bytes<quotient>(bytes);
+  EXPECT_FALSE(f.is_mapped());
+  EXPECT_EQ(f.sorted_fingerprints(), (std::vector<std::uint64_t>{5 << 4 | 7, 63 << 4 | 3, 63 << 4 | 9}));
+  EXPECT_EQ(f.size(), 3u);
+  EXPECT_EQ(blume::decode_header(blume::to_bytes(f)).layout, 1u) << "written back in the current layout";
+  EXPECT_TRUE(blume::from_bytes<quotient>(blume::to_bytes(f)) == f);
+  blume_test::temp_dir dir;
+  blume_test::write_file_bytes(dir / "old.blume", bytes);
+  EXPECT_TRUE(blume::map_file<quotient>(dir / "old.blume") == f) << "a mapping of the first layout converts too";
+}
+
+TEST(QuotientFormat, FirstLayoutTablesAreStillChecked) {
+  constexpr std::uint64_t occupied = 1, continuation = 2, shifted = 4;
+  EXPECT_TRUE(mentions(rejection_of(layout0_bytes(64, 4, {{10, continuation}}, 0)), "continuation"));
+  EXPECT_TRUE(mentions(rejection_of(layout0_bytes(64, 4, {{10, 1 << 3 | occupied | shifted}}, 1)), "shifted"));
+  EXPECT_TRUE(mentions(rejection_of(layout0_bytes(64, 4, {{10, 1 << 3 | occupied}, {11, 2 << 3 | shifted}}, 2)),
                        "no occupied quotient"));
-}
-
-TEST(QuotientFormat, AnOccupiedQuotientWithoutARunIsRejected) {
-  quotient f = quotient::with_slots(64, 4);
-  std::uint64_t key = 0;
-  while (quotient_of(f, present_key(key)) != 10) ++key;
-  f.insert(present_key(key));
-  f.insert(present_key(key));
-  const auto damaged = with_payload_bit(blume::to_bytes(f), 11 * 7 + 0, true);  // slot 11 claims a run
-  EXPECT_TRUE(mentions(message_of<blume::format_error>([&] { (void)blume::from_bytes<quotient>(damaged); }), "no run"));
+  EXPECT_TRUE(mentions(rejection_of(layout0_bytes(
+                           64, 4, {{10, 1 << 3 | occupied}, {11, 2 << 3 | occupied | continuation | shifted}}, 2)),
+                       "has no run"));
+  EXPECT_TRUE(mentions(rejection_of(layout0_bytes(64, 4, {{10, 1 << 3 | occupied}}, 2)), "announces 2"));
 }
 
 TEST(QuotientFormat, AWrongFingerprintCountIsRejected) {
@@ -691,17 +809,20 @@ TEST(QuotientFormat, EverySingleBitFlipOfAPayloadIsRejectedOrValid) {
 }
 
 TEST(QuotientFormat, RandomPayloadsWithAValidChecksumAreRejectedOrValid) {
-  const auto bytes = blume::to_bytes(quotient::with_slots(32, 3));  // 32 slots of 6 bits: 24 bytes
+  const auto bytes = blume::to_bytes(quotient::with_slots(32, 3));  // 5 blocks of 41 bytes
   std::mt19937_64 rng(42);
   std::uint64_t accepted = 0;
   for (int trial = 0; trial < static_cast<int>(blume_test::scaled(5'000, 5)); ++trial) {
     auto garbage = bytes;
     const int density = trial % 8;  // bits set with probability 2^−(density + 1): sparse tables can pass
-    for (std::size_t i = blume::header_size; i < garbage.size(); ++i) {
+    // Block 0 (the 32 quotients, remainders and metadata) is random, so sparse tables can pass; the rest is
+    // zero but for the offset of block 1, which runs spilling out of block 0 need.
+    for (std::size_t i = blume::header_size; i < blume::header_size + 41; ++i) {
       std::uint64_t x = rng();
       for (int d = 0; d < density; ++d) x &= rng();
       garbage[i] = static_cast<std::byte>(x);
     }
+    garbage[blume::header_size + 41 + 40] = static_cast<std::byte>(rng() % 4);
     blume::file_header h = blume::decode_header(garbage);
     h.payload_checksum = XXH64(garbage.data() + blume::header_size, garbage.size() - blume::header_size, 0);
     for (std::uint64_t n = 0; n <= 31; ++n) {  // the count must match too: try each

@@ -45,14 +45,31 @@ inline constexpr double blocked_plan_margin = 0.99;
 /// relocations, inserts start failing at about 95% load (Fan, Andersen, Kaminsky & Mitzenmacher 2014, §5).
 inline constexpr std::uint32_t cuckoo_default_bucket_size = 4;
 inline constexpr double cuckoo_design_load = 0.95;
-/// Quotient filter (Bender et al. 2012): metadata bits per slot (is_occupied, is_continuation, is_shifted),
-/// the widest remainder, the load above which insert refuses (clusters, and with them insert and lookup
-/// cost, grow like 1/(1 − α)²), and the load plans are made for. The slot count may be any s ≥ 2, so a plan
-/// is s = ⌈n / 0.90⌉ slots: (r + 3)/0.9 bits per key, e.g. 13.3 at r = 9 (0.18%), 1.06× a cuckoo filter with
-/// 12-bit fingerprints at 0.19%. A higher design load saves at most 5% (0.95: 12.6 bits per key) but
-/// lookups walk clusters ~1/(1 − α)² long: measured at 1M keys, 0.94 costs 2× the lookup time of 0.90,
-/// and 0.95 would leave a filter at its planned capacity refusing inserts.
-inline constexpr std::uint32_t quotient_metadata_bits = 3;
+/// Quotient filter (Bender et al. 2012) in the rank-and-select layout (Pandey, Bender, Johnson & Patro 2017):
+/// slots in blocks of 64, each block with two 64-bit metadata words (occupieds, runends) and an 8-bit offset,
+/// 136 bits per 64 slots (2.125 bits a slot), and quotient_overflow_blocks blocks past the last quotient for
+/// the runs pushed beyond it. Plans take s = 64·⌈n / (0.90·64)⌉ slots: (r + 2.125)/0.9 bits per key plus the
+/// overflow, e.g. 10.1 at r = 7 (0.70%) and 12.4 at r = 9 (0.18%), 0.98× a cuckoo filter with 12-bit
+/// fingerprints at 0.19%. A higher design load saves at most 5% but makes runs, and with them insert, longer
+/// (~1/(1 − α)² slots shifted), and 0.95 would leave a filter at its planned capacity refusing inserts.
+inline constexpr std::uint64_t quotient_block_slots = 64;
+inline constexpr std::uint64_t quotient_block_metadata_bits = 136;
+/// 256 slots past the last quotient: with random fingerprints at 95% load the run pushed past the end
+/// outgrows them with probability about e^−26 (the queue behind the last slot decays like e^−0.103·x).
+inline constexpr std::uint64_t quotient_overflow_blocks = 4;
+/// Blocks of a table of s slots: the blocks holding the quotients, then the overflow blocks.
+inline constexpr std::uint64_t quotient_blocks(std::uint64_t slots) noexcept {
+  return (slots + quotient_block_slots - 1) / quotient_block_slots + quotient_overflow_blocks;
+}
+/// Bits of one block of 64 slots of r-bit remainders.
+inline constexpr std::uint64_t quotient_block_bits(std::uint32_t remainder_bits) noexcept {
+  return quotient_block_slots * remainder_bits + quotient_block_metadata_bits;
+}
+/// The table of s slots: what a quotient plan's `bits` holds.
+inline double quotient_table_bits(double slots, std::uint32_t remainder_bits) noexcept {
+  return (std::ceil(slots / quotient_block_slots) + quotient_overflow_blocks) *
+         static_cast<double>(quotient_block_bits(remainder_bits));
+}
 /// Bits per key a Golomb-coded set takes beyond P: log2(e) ≈ 1.44 for the code and its index.
 inline constexpr double gcs_overhead_bits = 1.5;
 inline constexpr std::uint32_t quotient_max_remainder_bits = 32;
@@ -766,36 +783,38 @@ filter_plan plan_gcs_for_bits(std::uint64_t items, std::uint64_t bits) {
   return plan_gcs<K>(items, std::min(p, 32));
 }
 
-/// Quotient filter: s = ⌈items / quotient_plan_load⌉ slots (any count, at least 2), then the fewest remainder
-/// bits r whose rate at load items/s meets the target. When even r = 32 misses it, r stays 32 and s grows
-/// to the fewest slots that meet it (a lower load). The plan's `bits` is the table, s·(r + 3); `hashes` is r.
+/// Quotient filter: s = ⌈items / quotient_plan_load⌉ slots rounded up to whole blocks of 64, then the fewest
+/// remainder bits r whose rate at load items/s meets the target. When even r = 32 misses it, r stays 32 and
+/// s grows to the fewest blocks that meet it (a lower load). The plan's `bits` is the table,
+/// (s/64 + quotient_overflow_blocks)·(64r + 136); `hashes` is r.
 template <kind_model K>
 filter_plan plan_quotient(std::uint64_t items, double fpr) {
   checked_ideal_bits(items, fpr);
   const double n = static_cast<double>(items);
-  const double design_slots = std::max(2.0, std::ceil(n / quotient_plan_load));
-  check_bits(design_slots * (1 + quotient_metadata_bits), items, fpr);  // also keeps s·(r + 3) below 2^64
+  auto whole_blocks = [](double slots) { return std::ceil(slots / quotient_block_slots) * quotient_block_slots; };
+  const double design_slots = whole_blocks(std::max(2.0, std::ceil(n / quotient_plan_load)));
+  check_bits(quotient_table_bits(design_slots, 1), items, fpr);  // also keeps the table below 2^64 bits
   auto s = static_cast<std::uint64_t>(design_slots);
-  while (s * 19 / 20 < items) ++s;  // the filter's integer capacity, should rounding have fallen short
+  while (s * 19 / 20 < items) s += quotient_block_slots;  // the integer capacity, should rounding fall short
   std::uint32_t r = 1;
   while (r < quotient_max_remainder_bits && math::quotient_fpr(n, static_cast<double>(s), r) > fpr) ++r;
   if (math::quotient_fpr(n, static_cast<double>(s), r) > fpr) {
     // ε = 1 − e^{−n/(s·2^r)} ≤ fpr ⟺ s ≥ n / (2^r·(−ln(1 − fpr))); step up past rounding.
-    const double needed = std::ceil(n / (std::exp2(r) * -std::log1p(-fpr)));
-    check_bits(needed * (r + quotient_metadata_bits), items, fpr);
+    const double needed = whole_blocks(std::ceil(n / (std::exp2(r) * -std::log1p(-fpr))));
+    check_bits(quotient_table_bits(needed, r), items, fpr);
     s = std::max(s, static_cast<std::uint64_t>(needed));
-    while (math::quotient_fpr(n, static_cast<double>(s), r) > fpr) ++s;
+    while (math::quotient_fpr(n, static_cast<double>(s), r) > fpr) s += quotient_block_slots;
   }
-  check_bits(static_cast<double>(s) * (r + quotient_metadata_bits), items, fpr);
+  check_bits(quotient_table_bits(static_cast<double>(s), r), items, fpr);
   if (s > (std::uint64_t{1} << (64 - r)))  // the fingerprint range s·2^r must fit in 64 bits: ε ≥ ~n/2^64
     throw invalid_argument("a quotient filter for " + std::to_string(items) +
                            " items cannot reach false-positive rate " + format_number(fpr) +
                            ": it would need more than 2^64 distinct fingerprints");
-  return make_plan<K>(items, s * (r + quotient_metadata_bits), r);
+  return make_plan<K>(items, quotient_blocks(s) * quotient_block_bits(r), r);
 }
 
-/// Quotient filter in a budget: for each r, the most slots s = ⌊bits/(r + 3)⌋ (load at most
-/// quotient_plan_load, s·2^r ≤ 2^64); the lowest rate wins.
+/// Quotient filter in a budget: for each r, the most whole blocks the bits hold, all but the overflow
+/// blocks carrying quotients (load at most quotient_plan_load, s·2^r ≤ 2^64); the lowest rate wins.
 template <kind_model K>
 filter_plan plan_quotient_for_bits(std::uint64_t items, std::uint64_t bits) {
   check_budget(items, bits);
@@ -803,15 +822,20 @@ filter_plan plan_quotient_for_bits(std::uint64_t items, std::uint64_t bits) {
   const double fewest_slots = std::max(2.0, std::ceil(n / quotient_plan_load));
   filter_plan best;
   for (std::uint32_t r = 1; r <= quotient_max_remainder_bits; ++r) {
-    const std::uint64_t s = std::min(bits / (r + quotient_metadata_bits), std::uint64_t{1} << (64 - r));
+    const std::uint64_t blocks = bits / quotient_block_bits(r);
+    if (blocks <= quotient_overflow_blocks) continue;
+    const std::uint64_t s =
+        std::min((blocks - quotient_overflow_blocks) * quotient_block_slots, std::uint64_t{1} << (64 - r));
     if (static_cast<double>(s) < fewest_slots || s * 19 / 20 < items) continue;
-    const filter_plan p = make_plan<K>(items, s * (r + quotient_metadata_bits), r);
+    const filter_plan p = make_plan<K>(items, quotient_blocks(s) * quotient_block_bits(r), r);
     if (best.bits == 0 || p.predicted_fpr < best.predicted_fpr) best = p;
   }
   if (best.bits == 0)
     throw invalid_argument("bit budget " + std::to_string(bits) + " cannot hold " + std::to_string(items) +
-                           " items in a quotient filter (slots of at least 4 bits at load at most " +
-                           format_number(quotient_plan_load) + ")");
+                           " items in a quotient filter (blocks of 64 slots of at least 1 remainder bit at load at "
+                           "most " +
+                           format_number(quotient_plan_load) + ", and " + std::to_string(quotient_overflow_blocks) +
+                           " overflow blocks)");
   return best;
 }
 

@@ -1,24 +1,35 @@
 // SPDX-License-Identifier: Apache-2.0
 // The quotient filter (Bender, Farach-Colton, Johnson, Kraner, Kuszmaul, Medjedovic, Montes, Shetty,
-// Spillane & Zadok 2012, "Don't thrash: how to cache your hash on flash"): a compact hash table of
-// fingerprints. With s slots of r-bit remainders, a key's fingerprint F ∈ [0, s·2^r) splits into a quotient
-// F >> r (the key's canonical slot among s) and a remainder F mod 2^r (what the slot stores). Remainders with the
-// same quotient form a run, stored contiguously and sorted; runs are stored in quotient order, each at or
-// after its canonical slot, so a run may be pushed right by earlier runs. Three metadata bits per slot make
-// this decodable (§2 of the paper):
-//   is_occupied     slot i is the canonical slot of some stored fingerprint (belongs to position i);
-//   is_continuation the remainder in slot i belongs to the same run as the one in slot i − 1;
-//   is_shifted      the remainder in slot i is not in its canonical slot.
-// A cluster is a maximal sequence of full slots starting with an unshifted remainder; the table wraps around.
+// Spillane & Zadok 2012, "Don't thrash: how to cache your hash on flash") in the rank-and-select layout of
+// Pandey, Bender, Johnson & Patro (2017, "A general-purpose counting filter: making every bit count"). With s
+// slots of r-bit remainders, a key's fingerprint F ∈ [0, s·2^r) splits into a quotient F >> r (its canonical
+// slot) and a remainder F mod 2^r (what a slot stores). Remainders with the same quotient form a run, stored
+// contiguously and sorted; runs are stored in quotient order, each starting at max(its quotient, the end of
+// the previous run + 1), so a run may be pushed right by earlier ones.
+//
+// Layout (docs/format.md, layout 1): blocks of 64 slots. Block b holds the remainders of slots 64b … 64b + 63
+// and three fields that make the runs decodable without walking them:
+//   occupieds  bit j: quotient 64b + j has a run;
+//   runends    bit j: slot 64b + j holds the last remainder of a run;
+//   offset     O_b = how many slots from 64b on hold runs of quotients below 64b, stored as min(O_b, 255).
+// Quotient q's run is then found by rank and select: it is the t-th run of its block, t = the occupieds set
+// at or below q in the block, so it ends at the t-th runend at or after slot 64b + O_b, and starts after the
+// (t−1)-th (or at 64b + O_b) but not before q. A lookup reads one block's metadata and the slots of one run:
+// one or two cache lines, where the first layout walked clusters slot by slot. 2.125 bits a slot of metadata
+// instead of 3. An offset of 255 means "255 or more": the true value is then recomputed from the last block
+// before it whose offset is exact (block 0's always is), which only tables with runs pushed 255 slots
+// happen (never at the loads insert allows, with random fingerprints).
 //
 // Choices made here:
-//  * Any slot count s ≥ 2, not only 2^q, so memory follows the plan instead of doubling at powers of two.
-//    Fingerprints: the key is hashed once (hash_key); F = reduce(h, s·2^r) = ⌊h·s·2^r / 2^64⌋ for the
-//    digest's low half h (Lemire's multiply-high, computed as ⌊h·s / 2^(64−r)⌋ in 128 bits). F is stored as
-//    (quotient, remainder), so the table yields every F back. A resize to (2s, r − 1) keeps the range s·2^r,
-//    so the same keys have the same F and re-splitting the stored F needs no keys (§4 of the paper); a merge
-//    is a merge of the sorted F. For s = 2^q, F is the top q + r bits of h, the paper's power-of-two case.
-//    Wrap-around at s is a compare, not a mask.
+//  * Any slot count s ≥ 2, not only 2^q, so memory follows the plan. Fingerprints: the key is hashed once
+//    (hash_key); F = reduce(h, s·2^r) = ⌊h·s·2^r / 2^64⌋ for the digest's low half h (Lemire's
+//    multiply-high, computed as ⌊h·s / 2^(64−r)⌋ in 128 bits). The table yields every F back, so a resize to
+//    (2s, r − 1) keeps the range s·2^r, the keys keep their F and re-splitting needs no keys (§4 of Bender
+//    et al.); a merge is a merge of the sorted F. For s = 2^q, F is the top q + r bits of h.
+//  * No wrap-around: quotient_overflow_blocks blocks (256 slots) past the last quotient take the runs
+//    pushed beyond it. insert refuses (returns false, changes nothing) when a run would be pushed past them:
+//    with random fingerprints at 95% load the chance is about e^−26 per filter; inserting one key hundreds
+//    of times when its quotient is among the last slots can do it.
 //  * Multiset: inserting a fingerprint again stores another copy, so erase of one copy keeps the other and
 //    erase is sound for every key that was inserted. count() reports the copies.
 //  * Erasing a key never inserted: refused, changing nothing, when its fingerprint is not stored. A false
@@ -26,16 +37,13 @@
 //    "no" from then on (a false negative). At 100,000 keys planned for 1% (0.70% at that load), erasing
 //    100,000 keys never inserted made about 690 inserted keys (0.69%) answer "no" (tests/erase_test.cpp).
 //    Erase only keys that were inserted.
-//  * Canonical layout: runs are sorted, so the table is a function of the stored multiset alone. insert and
-//    erase decode the affected stretch (from the cluster start to the first empty slot) and write it back,
-//    which performs the paper's shifting right on insert and shifting back on erase in one rule: each
-//    remainder lies at max(previous position + 1, its quotient).
-//  * Load: insert refuses (returns false, changes nothing) above quotient_max_load = 95% of the slots, and
-//    always keeps one slot empty, which bounds every scan. plan_for sizes for 90% (quotient_plan_load).
-//  * Lookup: one walk back from the canonical slot to the nearest remainder stored in its own slot, counting
-//    occupied quotients and run starts on the way, then forward from the canonical slot to the key's run.
-//  * Limits: s ≥ 2, 1 ≤ r ≤ 32 (quotient_max_remainder_bits), s·2^r ≤ 2^64 (F fits in 64 bits), and
-//    s·(r + 3) ≤ 2^40 bits.
+//  * Canonical layout: runs are sorted, so the table is a function of the stored multiset alone (an insert
+//    shifts the slots from its position to the first empty slot right by one; an erase shifts back the
+//    slots after it up to an empty slot or a run in its own quotient's slot).
+//  * Load: insert refuses above quotient_max_load = 95% of the quotient slots. plan_for sizes for 90%
+//    (quotient_plan_load) in whole blocks.
+//  * Limits: s ≥ 2, 1 ≤ r ≤ 32 (quotient_max_remainder_bits), s·2^r ≤ 2^64 (F fits in 64 bits), and the
+//    table ((⌈s/64⌉ + 4)·(64r + 136) bits) at most 2^40 bits.
 //
 // Thread safety: const calls (contains, count, contains_many, count_contained, estimates, copying, saving)
 // may run concurrently with each other; every other call (insert, insert_many, erase, clear, resize, merge,
@@ -46,8 +54,10 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <ranges>
 #include <span>
 #include <string>
@@ -58,6 +68,8 @@
 #include "blume/detail/bits.hpp"
 #include "blume/detail/key_interface.hpp"
 #include "blume/detail/pipeline.hpp"
+#include "blume/detail/quotient_layout0.hpp"
+#include "blume/detail/rank_select.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
 #include "blume/io/parameters.hpp"
@@ -87,11 +99,16 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
   static constexpr std::string_view primary_field = "slots";
   /// Keys hashed and prefetched per step of the bulk calls (as in basic_bloom_filter).
   static constexpr std::size_t batch_size = detail::pipeline_batch;
+  /// The header's layout field: 1 is the rank-and-select layout written now; 0, the first layout (three
+  /// metadata bits a slot), is still read and converted on load.
+  static constexpr std::uint32_t current_layout = 1;
 
-  // The planner's model: m = s·(r + 3) bits of slots packed in 64-bit words, k = r.
-  static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return detail::word_bytes(bits); }
+  // The planner's model: m bits of blocks (quotient_table_bits), k = r.
+  static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return (bits + 7) / 8; }
   static double model_fpr(double n, double m, double k) noexcept {
-    return math::quotient_fpr(n, m / (k + quotient_metadata_bits), k);
+    const double blocks = m / static_cast<double>(quotient_block_bits(static_cast<std::uint32_t>(k)));
+    const double slots = std::max(2.0, (blocks - quotient_overflow_blocks) * quotient_block_slots);
+    return math::quotient_fpr(n, slots, k);
   }
   static filter_plan plan(std::uint64_t items, double fpr) {
     return detail::plan_quotient<quotient_filter>(items, fpr);
@@ -104,7 +121,8 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
   quotient_filter(std::uint64_t capacity, double fpr, std::uint64_t seed = Hasher::default_seed)
       : quotient_filter(plan(capacity, fpr), seed) {}
 
-  /// A filter with the geometry of a quotient plan: s = bits / (hashes + 3) slots of r = hashes bits.
+  /// A filter with the geometry of a quotient plan: r = hashes, and s = 64·(blocks − 4) for the plan's bits
+  /// of blocks of 64r + 136 bits.
   explicit quotient_filter(const filter_plan& plan, std::uint64_t seed = Hasher::default_seed)
       : quotient_filter(slots_of(plan), plan.hashes, Hasher(seed)) {}
 
@@ -115,30 +133,29 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
   }
 
   /// Throws invalid_argument naming the bad value unless s ≥ 2, 1 ≤ r ≤ 32, s·2^r ≤ 2^64 (the fingerprint
-  /// range fits in 64 bits) and the table of s·(r + 3) bits fits in max_filter_bits.
+  /// range fits in 64 bits) and the table fits in max_filter_bits.
   static void check_geometry(std::uint64_t s, std::uint32_t r) {
     if (s < 2) throw invalid_argument("quotient filter: the slot count must be at least 2, got " + std::to_string(s));
     if (r == 0) throw invalid_argument("quotient filter: remainder bits must be at least 1, got 0");
     if (r > quotient_max_remainder_bits)
       throw invalid_argument("quotient filter: remainder bits must be at most " +
                              std::to_string(quotient_max_remainder_bits) + ", got " + std::to_string(r));
-    if (s > max_filter_bits / (r + quotient_metadata_bits))
-      throw invalid_argument("quotient filter: " + std::to_string(s) + " slots of " +
-                             std::to_string(r + quotient_metadata_bits) +
-                             " bits exceed the maximum of 2^40 bits (128 GiB)");
+    if (s / quotient_block_slots + 1 + quotient_overflow_blocks > max_filter_bits / quotient_block_bits(r))
+      throw invalid_argument("quotient filter: " + std::to_string(s) + " slots of " + std::to_string(r) +
+                             "-bit remainders exceed the maximum of 2^40 bits (128 GiB)");
     if (r > 64 - std::bit_width(s - 1))  // s·2^r ≤ 2^64 ⟺ s ≤ 2^(64−r) ⟺ bit_width(s − 1) ≤ 64 − r
       throw invalid_argument("quotient filter: " + std::to_string(s) + " slots times 2^" + std::to_string(r) +
                              " remainders exceed the 2^64 fingerprints of a 64-bit hash");
   }
 
   // ---- serialization hooks (used by format.hpp) ------------------------------------------------------
-  // Header fields: bits = s (the slots), hashes = r, layout = 0, extra all zero (docs/format.md).
+  // Header fields: bits = s (the slots), hashes = r, layout = 1, extra all zero (docs/format.md).
 
   filter_parameters parameters() const noexcept {
     filter_parameters p;
     p.primary = slots_;
     p.secondary = r_;
-    p.layout = 0;
+    p.layout = current_layout;
     return p;
   }
   template <class Fn>
@@ -146,66 +163,85 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
     fn(std::span<const std::byte>(storage_.data(), storage_.size()));
   }
   static std::uint64_t payload_size(const filter_parameters& p) {
-    if (p.layout != 0) throw invalid_argument("quotient filter: layout must be 0, got " + std::to_string(p.layout));
+    if (p.layout > current_layout)
+      throw invalid_argument("quotient filter: layout must be 0 or 1, got " + std::to_string(p.layout));
     check_geometry(p.primary, p.secondary);
     for (std::uint64_t x : p.extra)
       if (x != 0) throw invalid_argument("reserved header bytes are not zero");
-    return storage_bytes(p.primary, p.secondary);
+    return p.layout == 0 ? detail::quotient_layout0::payload_bytes(p.primary, p.secondary)
+                         : storage_bytes(p.primary, p.secondary);
   }
   /// Adopts `payload` (zero-copy when it is a file mapping) after checking that the table is one this
-  /// filter could have written (see validate_table); throws format_error saying what is wrong.
+  /// filter could have written (see validate_table); throws format_error saying what is wrong. A table of
+  /// layout 0 is checked by its own rules and rebuilt in the current layout (in memory: about 60 ns a
+  /// fingerprint).
   static quotient_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
                                       byte_storage payload) {
+    std::uint64_t size = 0;
     try {
-      (void)payload_size(p);
+      size = payload_size(p);
     } catch (const invalid_argument& e) {
       throw format_error(std::string("invalid parameters: ") + e.what());
     }
-    if (payload.size() != storage_bytes(p.primary, p.secondary))
+    if (payload.size() != size)
       throw format_error("payload holds " + std::to_string(payload.size()) + " bytes but the parameters need " +
-                         std::to_string(storage_bytes(p.primary, p.secondary)));
-    quotient_filter f(p.primary, p.secondary, Hasher(seed), std::move(payload));
-    const std::uint64_t stored = f.validate_table();
-    if (stored != inserted)
-      throw format_error("the header announces " + std::to_string(inserted) + " fingerprints but the table holds " +
-                         std::to_string(stored));
-    f.entries_ = stored;
+                         std::to_string(size));
+    const std::uint64_t s = p.primary;
+    const auto r = static_cast<std::uint32_t>(p.secondary);
+    auto announced = [&](quotient_filter& f, std::uint64_t stored) {
+      if (stored != inserted)
+        throw format_error("the header announces " + std::to_string(inserted) + " fingerprints but the table holds " +
+                           std::to_string(stored));
+      f.entries_ = stored;
+    };
+    if (p.layout == 0) {
+      const std::vector<std::uint64_t> sorted =
+          detail::quotient_layout0::sorted_fingerprints(std::span<const std::byte>(payload.data(), payload.size()), s,
+                                                        r);
+      if (sorted.size() > max_entries_for(s))
+        throw format_error("quotient table holds " + std::to_string(sorted.size()) +
+                           " fingerprints, more than its capacity of " + std::to_string(max_entries_for(s)));
+      quotient_filter f(s, r, Hasher(seed));
+      if (!f.place_sorted(sorted))
+        throw format_error("the layout-0 table's runs reach past the overflow blocks of the current layout");
+      announced(f, sorted.size());
+      return f;
+    }
+    quotient_filter f(s, r, Hasher(seed), std::move(payload));
+    announced(f, f.validate_table());
     return f;
   }
 
   // ---- single keys -----------------------------------------------------------------------------------
 
-  /// The digest the fingerprint derives from.
-
   /// Stores the key's fingerprint (another copy if it is already there). Returns false, changing nothing,
-  /// when the filter is full (capacity() fingerprints stored).
+  /// when the filter is full (capacity() fingerprints stored, or a run would be pushed past the overflow
+  /// blocks).
   bool insert(const digest& d) { return insert_fingerprint(fingerprint(d)); }
 
   /// False means certainly absent; true means present or a false positive (rate: predicted_fpr()).
-  bool contains(const digest& d) const noexcept { return count_fingerprint(fingerprint(d), true) != 0; }
+  bool contains(const digest& d) const noexcept { return contains_fingerprint(fingerprint(d)); }
 
   /// Copies of the key's fingerprint stored: the times it was inserted (and not erased), plus the copies of
   /// any other key with the same fingerprint.
   std::uint64_t count(const digest& d) const noexcept { return count_fingerprint(fingerprint(d), false); }
 
-  /// Removes one copy of the key's fingerprint and shifts the rest of its cluster back. Returns false and
+  /// Removes one copy of the key's fingerprint and shifts back the slots after it. Returns false and
   /// changes nothing when the fingerprint is absent. Erase only keys you inserted: erasing a false positive
   /// removes another key's fingerprint.
   bool erase(const digest& d) { return erase_fingerprint(fingerprint(d)); }
 
   // ---- bulk calls: ranges of keys or of digests ------------------------------------------------------
-  // Keys are hashed batch_size at a time and each canonical slot is prefetched before it is touched, so a
-  // batch keeps many cache misses in flight.
+  // Keys are hashed batch_size at a time into fingerprints, and each quotient's block metadata and home slot
+  // are prefetched before they are touched, so a batch keeps many cache misses in flight.
 
   /// Inserts every key; returns how many were stored (fewer than the keys once the filter is full).
   template <std::ranges::input_range R>
   std::size_t insert_many(const R& keys) {
     std::size_t stored = 0;
-    pipelined(
-        keys, [&](const digest& d) { detail::prefetch_write(slot_word(fingerprint(d) >> r_)); },
-        [&](std::span<const digest> batch) {
-          for (const digest& d : batch) stored += insert(d);
-        });
+    pipelined(keys, true, [&](std::span<const std::uint64_t> batch) {
+      for (const std::uint64_t f : batch) stored += insert_fingerprint(f);
+    });
     return stored;
   }
 
@@ -214,16 +250,14 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
     requires std::output_iterator<Out, bool>
   std::size_t contains_many(const R& keys, Out out) const {
     std::size_t hits = 0;
-    pipelined(
-        keys, [&](const digest& d) { detail::prefetch_read(slot_word(fingerprint(d) >> r_)); },
-        [&](std::span<const digest> batch) {
-          for (const digest& d : batch) {
-            const bool hit = contains(d);
-            hits += hit;
-            *out = hit;
-            ++out;
-          }
-        });
+    pipelined(keys, false, [&](std::span<const std::uint64_t> batch) {
+      for (const std::uint64_t f : batch) {
+        const bool hit = contains_prefetched(f);
+        hits += hit;
+        *out = hit;
+        ++out;
+      }
+    });
     return hits;
   }
 
@@ -231,11 +265,20 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
   template <std::ranges::input_range R>
   std::size_t count_contained(const R& keys) const noexcept {
     std::size_t hits = 0;
-    pipelined(
-        keys, [&](const digest& d) { detail::prefetch_read(slot_word(fingerprint(d) >> r_)); },
-        [&](std::span<const digest> batch) {
-          for (const digest& d : batch) hits += contains(d);
-        });
+    if constexpr (detail::fusable_range<R>) {
+      detail::fused_probes<std::uint64_t>(
+          keys, [this](const auto& k) { return this->hash(k); },
+          [this](const digest& d) {
+            const std::uint64_t f = fingerprint(d);
+            prefetch(f >> r_, false);
+            return f;
+          },
+          [this, &hits](std::uint64_t f) { hits += contains_prefetched(f); });
+      return hits;
+    }
+    pipelined(keys, false, [&](std::span<const std::uint64_t> batch) {
+      for (const std::uint64_t f : batch) hits += contains_prefetched(f);
+    });
     return hits;
   }
 
@@ -256,14 +299,17 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
       throw invalid_argument("quotient filter: cannot resize, the remainder is already 1 bit (" +
                              std::to_string(slots_) + " slots)");
     check_geometry(slots_ * 2, r_ - 1);
-    rebuild(slots_ * 2, r_ - 1, sorted_fingerprints());
+    if (!rebuild(slots_ * 2, r_ - 1, sorted_fingerprints()))
+      throw invalid_argument(
+          "quotient filter: cannot resize, the runs of the doubled table reach past its overflow "
+          "blocks (one fingerprint stored hundreds of times near the end)");
   }
 
   /// Union: afterwards the filter holds every fingerprint of both (copies add up: a merge of the two
   /// sorted fingerprint streams). Throws incompatible_filters unless both have the same s, r and seed.
-  /// When the union would exceed quotient_max_load, the result is resized (2s, r − 1, repeatedly as
-  /// needed) first, so afterwards this filter may no longer be compatible with `other`; invalid_argument
-  /// when even r = 1 cannot hold it.
+  /// When the union would exceed quotient_max_load (or push a run past the overflow blocks), the result is
+  /// resized (2s, r − 1, repeatedly as needed) first, so afterwards this filter may no longer be compatible
+  /// with `other`; invalid_argument when even r = 1 cannot hold it.
   void merge(const quotient_filter& other) {
     check_compatible(other, "merge");
     const std::vector<std::uint64_t> mine = sorted_fingerprints();
@@ -272,15 +318,16 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
     std::merge(mine.begin(), mine.end(), theirs.begin(), theirs.end(), all.begin());
     std::uint64_t s = slots_;
     std::uint32_t r = r_;
-    while (all.size() > max_entries_for(s)) {
+    auto grow = [&] {
       if (r == 1)
         throw invalid_argument("quotient filter: the union of " + std::to_string(all.size()) +
                                " fingerprints does not fit even with 1 remainder bit");
       s *= 2;
       --r;
       check_geometry(s, r);
-    }
-    rebuild(s, r, all);
+    };
+    while (all.size() > max_entries_for(s)) grow();
+    while (!rebuild(s, r, all)) grow();
   }
 
   /// Throws incompatible_filters naming the first parameter that differs.
@@ -320,13 +367,11 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
   std::uint64_t fingerprint(const digest& d) const noexcept {
     return static_cast<std::uint64_t>((static_cast<uint128_t>(d.low) * slots_) >> (64 - r_));
   }
-  /// Bits of the table: s·(r + 3), the `bits` of a quotient filter_plan.
-  std::uint64_t table_bits() const noexcept { return slots_ * width_; }
+  /// Bits of the table: (⌈s/64⌉ + 4) blocks of 64r + 136 bits, the `bits` of a quotient filter_plan.
+  std::uint64_t table_bits() const noexcept { return blocks_ * quotient_block_bits(r_); }
   std::uint64_t seed() const noexcept { return hasher_.seed(); }
-  /// Memory held: the table, this object and the scratch space of insert and erase.
-  std::size_t size_in_bytes() const noexcept {
-    return storage_.size() + sizeof(*this) + scratch_.capacity() * sizeof(std::uint64_t);
-  }
+  /// Memory held: the table and this object.
+  std::size_t size_in_bytes() const noexcept { return storage_.size() + sizeof(*this); }
   const Hasher& hasher() const noexcept { return hasher_; }
   const byte_storage& storage() const noexcept { return storage_; }
   bool is_mapped() const noexcept { return storage_.file_backed(); }
@@ -335,13 +380,15 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
   std::vector<std::uint64_t> sorted_fingerprints() const {
     std::vector<std::uint64_t> out;
     out.reserve(entries_);
-    const std::uint64_t e = first_empty_slot();
-    // Walking from just after an empty slot, quotients ascend from e + 1 and wrap once past the end.
-    for_each_block_from(e, [&](std::uint64_t quotient, std::uint64_t remainder) {
-      out.push_back((quotient << r_) | remainder);
-    });
-    const auto wrapped = std::partition_point(out.begin(), out.end(), [&](std::uint64_t f) { return (f >> r_) > e; });
-    std::rotate(out.begin(), wrapped, out.end());
+    std::uint64_t next_free = 0;
+    for (std::uint64_t b = 0; b < blocks_; ++b) {
+      for (std::uint64_t w = occupieds(b); w != 0; w &= w - 1) {
+        const std::uint64_t q = b * 64 + static_cast<std::uint64_t>(std::countr_zero(w));
+        const std::uint64_t end = select_runend(next_free, 1);
+        for (std::uint64_t i = std::max(q, next_free); i <= end; ++i) out.push_back(q << r_ | remainder(i));
+        next_free = end + 1;
+      }
+    }
     return out;
   }
 
@@ -351,18 +398,13 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
   }
 
  private:
-  // A slot's value: bit 0 is_occupied, bit 1 is_continuation, bit 2 is_shifted, bits 3… the remainder.
-  static constexpr std::uint64_t occupied_bit = 1, continuation_bit = 2, shifted_bit = 4, metadata_mask = 7;
-  static bool is_occupied(std::uint64_t v) noexcept { return v & occupied_bit; }
-  static bool is_continuation(std::uint64_t v) noexcept { return v & continuation_bit; }
-  static bool is_shifted(std::uint64_t v) noexcept { return v & shifted_bit; }
-  /// Empty: no remainder. is_occupied implies a remainder in the slot (its run starts there or earlier
-  /// remainders fill it), so an empty slot has all three bits clear.
-  static bool is_empty(std::uint64_t v) noexcept { return (v & metadata_mask) == 0; }
-  static std::uint64_t remainder_of(std::uint64_t v) noexcept { return v >> 3; }
+  // Block b: the remainders (8r bytes, slot j at bits j·r), occupieds (8 bytes), runends (8 bytes), the
+  // offset (1 byte). Remainders come first so that the 8-byte window read for any slot ends inside its
+  // block (⌊63r/8⌋ + 8 ≤ 8r + 17).
+  static constexpr unsigned saturated = 255;
 
   static std::uint64_t storage_bytes(std::uint64_t s, std::uint32_t r) noexcept {
-    return (s * (r + quotient_metadata_bits) + 63) / 64 * 8;
+    return quotient_blocks(s) * (8 * std::uint64_t{r} + 17);
   }
   static std::uint64_t checked_storage_bytes(std::uint64_t s, std::uint32_t r) {
     check_geometry(s, r);  // before anything is computed from s or allocated
@@ -375,281 +417,405 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
   static std::uint64_t slots_of(const filter_plan& plan) {
     if (plan.kind != kind)
       throw invalid_argument("quotient filter: the plan is for kind id " + std::to_string(static_cast<int>(plan.kind)));
-    const std::uint64_t slots = plan.bits / (plan.hashes + quotient_metadata_bits);
-    if (slots * (plan.hashes + quotient_metadata_bits) != plan.bits)
-      throw invalid_argument("quotient filter: plan bits " + std::to_string(plan.bits) +
-                             " are not s·(r + 3) with r = " + std::to_string(plan.hashes));
-    return slots;
+    if (plan.hashes == 0 || plan.hashes > quotient_max_remainder_bits)
+      throw invalid_argument("quotient filter: plan remainder bits " + std::to_string(plan.hashes) +
+                             " are outside 1 to " + std::to_string(quotient_max_remainder_bits));
+    const std::uint64_t block_bits = quotient_block_bits(plan.hashes);
+    const std::uint64_t blocks = plan.bits / block_bits;
+    if (blocks * block_bits != plan.bits || blocks <= quotient_overflow_blocks)
+      throw invalid_argument("quotient filter: plan bits " + std::to_string(plan.bits) + " are not more than " +
+                             std::to_string(quotient_overflow_blocks) +
+                             " whole blocks of 64r + 136 bits with r = " + std::to_string(plan.hashes));
+    return (blocks - quotient_overflow_blocks) * quotient_block_slots;
   }
 
   quotient_filter(std::uint64_t s, std::uint32_t r, const Hasher& h)
       : quotient_filter(s, r, h, byte_storage::allocate(checked_storage_bytes(s, r))) {}
   quotient_filter(std::uint64_t s, std::uint32_t r, const Hasher& h, byte_storage storage)
-      : r_(r), width_(r + quotient_metadata_bits), slots_(s), slot_mask_((std::uint64_t{1} << width_) - 1),
-        remainder_mask_((std::uint64_t{1} << r) - 1), max_entries_(max_entries_for(s)), hasher_(h),
-        storage_(std::move(storage)) {}
+      : r_(r), block_bytes_(8 * std::uint64_t{r} + 17), slots_(s), blocks_(quotient_blocks(s)),
+        physical_slots_(blocks_ * 64), remainder_mask_((std::uint64_t{1} << r) - 1), max_entries_(max_entries_for(s)),
+        lanes_(57 / r), lane_lows_(lane_lows(r)), hasher_(h), storage_(std::move(storage)) {}
 
-  // ---- slots -----------------------------------------------------------------------------------------
-
-  std::uint64_t* words() noexcept { return reinterpret_cast<std::uint64_t*>(storage_.data()); }
-  const std::uint64_t* words() const noexcept { return reinterpret_cast<const std::uint64_t*>(storage_.data()); }
-  const std::uint64_t* slot_word(std::uint64_t i) const noexcept { return words() + (i * width_ >> 6); }
-
-  /// Slot i's r + 3 bits; a slot may straddle two words (never past the last: the slot ends inside it).
-  std::uint64_t get(std::uint64_t i) const noexcept {
-    const std::uint64_t bit = i * width_;
-    const std::uint64_t* w = words() + (bit >> 6);
-    const unsigned offset = bit & 63;
-    std::uint64_t v = w[0] >> offset;
-    if (offset + width_ > 64) v |= w[1] << (64 - offset);
-    return v & slot_mask_;
-  }
-  void set(std::uint64_t i, std::uint64_t v) noexcept {
-    const std::uint64_t bit = i * width_;
-    std::uint64_t* w = words() + (bit >> 6);
-    const unsigned offset = bit & 63;
-    w[0] = (w[0] & ~(slot_mask_ << offset)) | (v << offset);
-    if (offset + width_ > 64) {
-      const unsigned low = 64 - offset;  // bits of the slot in w[0]
-      w[1] = (w[1] & ~(slot_mask_ >> low)) | (v >> low);
-    }
-  }
-  std::uint64_t next(std::uint64_t i) const noexcept { return i + 1 == slots_ ? 0 : i + 1; }
-  std::uint64_t previous(std::uint64_t i) const noexcept { return (i == 0 ? slots_ : i) - 1; }
-  /// i mod s for i < 2s.
-  std::uint64_t wrap(std::uint64_t i) const noexcept { return i >= slots_ ? i - slots_ : i; }
-
-  /// The start of the cluster holding slot i (i full): walk back over shifted remainders.
-  std::uint64_t cluster_start(std::uint64_t i) const noexcept {
-    while (is_shifted(get(i))) i = previous(i);
-    return i;
+  /// The low bit of each of the ⌊57/r⌋ r-bit lanes that an 8-byte window read at any bit offset holds.
+  static std::uint64_t lane_lows(std::uint32_t r) noexcept {
+    std::uint64_t lows = 0;
+    for (std::uint32_t lane = 0; lane < 57 / r; ++lane) lows |= std::uint64_t{1} << (lane * r);
+    return lows;
   }
 
-  /// Where the run of quotient fq starts (fq is_occupied, so slot fq is full). The paper (§2) walks back to
-  /// the cluster start and then forward twice over the same slots; here one walk back goes to the nearest
-  /// slot j ≤ fq whose remainder lies in its own slot (full, not shifted: quotient j's run starts there;
-  /// every slot passed is full), counting in [j, fq) the occupied quotients A (runs that come before fq's)
-  /// and the run starts B (those of them that begin before slot fq). The other A − B begin at or after fq,
-  /// so the walk forward from fq skips to the first run start and then A − B more.
-  std::uint64_t run_start(std::uint64_t fq) const noexcept {
-    std::uint64_t j = fq, v = get(fq);
-    std::uint64_t pending = 0;  // A − B (modulo 2^64 on the way; A ≥ B at the end)
-    while (is_shifted(v)) {
-      j = previous(j);
-      v = get(j);
-      pending += (v & occupied_bit) - ((v & continuation_bit) == 0);
+  // ---- blocks ----------------------------------------------------------------------------------------
+
+  const std::byte* block(std::uint64_t b) const noexcept { return storage_.data() + b * block_bytes_; }
+  std::byte* block(std::uint64_t b) noexcept { return storage_.data() + b * block_bytes_; }
+  std::uint64_t occupieds(std::uint64_t b) const noexcept { return detail::read_u64(block(b) + 8 * r_); }
+  std::uint64_t runends(std::uint64_t b) const noexcept { return detail::read_u64(block(b) + 8 * r_ + 8); }
+  unsigned stored_offset(std::uint64_t b) const noexcept { return static_cast<unsigned>(block(b)[8 * r_ + 16]); }
+  void set_occupieds(std::uint64_t b, std::uint64_t w) noexcept { std::memcpy(block(b) + 8 * r_, &w, 8); }
+  void set_runends(std::uint64_t b, std::uint64_t w) noexcept { std::memcpy(block(b) + 8 * r_ + 8, &w, 8); }
+  void set_offset(std::uint64_t b, std::uint64_t o) noexcept {
+    block(b)[8 * r_ + 16] = static_cast<std::byte>(std::min<std::uint64_t>(o, saturated));
+  }
+
+  std::uint64_t remainder(std::uint64_t i) const noexcept {
+    const std::uint64_t bit = (i & 63) * r_;
+    return detail::read_u64(block(i >> 6) + (bit >> 3)) >> (bit & 7) & remainder_mask_;
+  }
+  void set_remainder(std::uint64_t i, std::uint64_t v) noexcept {
+    const std::uint64_t bit = (i & 63) * r_;
+    std::byte* p = block(i >> 6) + (bit >> 3);
+    const unsigned shift = bit & 7;
+    const std::uint64_t w = (detail::read_u64(p) & ~(remainder_mask_ << shift)) | v << shift;
+    std::memcpy(p, &w, 8);
+  }
+  bool runend_bit(std::uint64_t i) const noexcept { return runends(i >> 6) >> (i & 63) & 1; }
+  void set_runend_bit(std::uint64_t i, bool on) noexcept {
+    const std::uint64_t w = runends(i >> 6), bit = std::uint64_t{1} << (i & 63);
+    set_runends(i >> 6, on ? w | bit : w & ~bit);
+  }
+
+  /// The lines a lookup of quotient q reads first: its block's 17 bytes of metadata (which may straddle two
+  /// lines: blocks are not line-aligned) and the remainder in its own slot.
+  void prefetch(std::uint64_t q, bool write) const noexcept {
+    const std::byte* metadata = block(q >> 6) + 8 * r_;
+    const std::byte* home = block(q >> 6) + ((q & 63) * r_ >> 3);
+    for (const std::byte* p : {home, metadata, metadata + 16}) {
+      if (write) {
+        detail::prefetch_write(p);
+      } else {
+        detail::prefetch_read(p);
+      }
     }
-    std::uint64_t s = fq;
-    while (is_continuation(get(s))) s = next(s);
-    for (; pending != 0; --pending) {
-      do {
-        s = next(s);
-      } while (is_continuation(get(s)));
+  }
+
+  // ---- rank and select -------------------------------------------------------------------------------
+
+  /// O_b, exact: the stored byte, or when it is saturated, recomputed forward from the nearest block before
+  /// with an exact offset (block 0's offset is always 0, as no quotient lies below it).
+  std::uint64_t offset(std::uint64_t b) const noexcept {
+    const unsigned o = stored_offset(b);
+    return o != saturated ? o : exact_offset(b);
+  }
+  std::uint64_t exact_offset(std::uint64_t b) const noexcept {
+    std::uint64_t j = b;
+    while (j > 0 && stored_offset(j) == saturated) --j;
+    std::uint64_t frontier = j * 64 + stored_offset(j);
+    for (; j < b; ++j) frontier = next_frontier(j, frontier);
+    return frontier - b * 64;
+  }
+  /// The frontier of block b + 1 (64(b + 1) + O_{b+1}: the first slot from 64(b + 1) on not holding a run of
+  /// a quotient below it) from block b's.
+  std::uint64_t next_frontier(std::uint64_t b, std::uint64_t frontier) const noexcept {
+    const int runs = std::popcount(occupieds(b));
+    const std::uint64_t next_start = (b + 1) * 64;
+    if (runs == 0) return std::max(next_start, frontier);
+    return std::max(next_start, select_runend(frontier, static_cast<std::uint64_t>(runs)) + 1);
+  }
+
+  /// The slot of the t-th (t ≥ 1) runend at or after slot `from`; physical_slots_ if there are fewer (only
+  /// in a table being checked).
+  std::uint64_t select_runend(std::uint64_t from, std::uint64_t t) const noexcept {
+    std::uint64_t b = from >> 6;
+    if (b >= blocks_) return physical_slots_;
+    std::uint64_t w = runends(b) & (~std::uint64_t{0} << (from & 63));
+    for (;;) {
+      const auto c = static_cast<std::uint64_t>(std::popcount(w));
+      if (c >= t) return b * 64 + detail::select64(w, static_cast<unsigned>(t - 1), pdep_);
+      t -= c;
+      if (++b == blocks_) return physical_slots_;
+      w = runends(b);
     }
-    return s;
+  }
+  /// The last runend before slot `before`, known to lie at or after `floor`.
+  std::uint64_t previous_runend(std::uint64_t before, std::uint64_t floor) const noexcept {
+    std::uint64_t b = before >> 6;
+    std::uint64_t w = runends(b) & ((std::uint64_t{1} << (before & 63)) - 1);
+    while (w == 0 && b > (floor >> 6)) w = runends(--b);
+    return b * 64 + 63 - static_cast<std::uint64_t>(std::countl_zero(w));
+  }
+
+  struct run_position {
+    std::uint64_t start, end;  // the slots of q's run, when q has one
+  };
+  /// Quotient q's run (q must be occupied; `occ` is its block's occupieds).
+  run_position run_of(std::uint64_t q, std::uint64_t occ) const noexcept {
+    const std::uint64_t b = q >> 6;
+    const auto t = static_cast<unsigned>(std::popcount(occ & (~std::uint64_t{0} >> (63 - (q & 63)))));
+    // Nearly always the frontier and q's run end both lie in q's own block: one select in one word, and the
+    // previous run's end is the highest runend below it (none when q's run is the block's first).
+    const unsigned o = stored_offset(b);
+    if (o < 64) {
+      const std::uint64_t ends = runends(b) & (~std::uint64_t{0} << o);
+      if (static_cast<unsigned>(std::popcount(ends)) >= t) {
+        const unsigned end = detail::select64(ends, t - 1, pdep_);
+        const std::uint64_t before = ends & ((std::uint64_t{1} << end) - 1);
+        const std::uint64_t after_previous = before != 0 ? 64 - static_cast<unsigned>(std::countl_zero(before)) : o;
+        return {std::max(q, b * 64 + after_previous), b * 64 + end};
+      }
+    }
+    const std::uint64_t frontier = b * 64 + offset(b);
+    const std::uint64_t end = select_runend(frontier, t);
+    const std::uint64_t after_previous = t == 1 ? frontier : previous_runend(end, frontier) + 1;
+    return {std::max(q, after_previous), end};
+  }
+  /// The first slot after the runs of every quotient up to p (any physical slot): p itself when p is empty.
+  std::uint64_t past_runs_through(std::uint64_t p) const noexcept {
+    const std::uint64_t b = p >> 6;
+    const auto t = static_cast<std::uint64_t>(std::popcount(occupieds(b) & (~std::uint64_t{0} >> (63 - (p & 63)))));
+    const std::uint64_t frontier = b * 64 + offset(b);
+    return t == 0 ? frontier : select_runend(frontier, t) + 1;
+  }
+  /// The first empty slot at or after p, or physical_slots_ if none: a slot is empty when the runs of the
+  /// quotients up to it end before it (later quotients' runs start after it).
+  std::uint64_t first_empty_from(std::uint64_t p) const noexcept {
+    while (p < physical_slots_) {
+      const std::uint64_t past = past_runs_through(p);
+      if (past <= p) return p;
+      p = past;
+    }
+    return physical_slots_;
+  }
+
+  /// Whether fingerprint f is stored. A run of up to lanes_ slots within one block is compared with the
+  /// remainder all at once: one 8-byte window of lanes_ remainders, XORed with r-bit copies of the remainder,
+  /// has a zero lane where they are equal. The lowest zero lane is always flagged exactly (borrows only run
+  /// upward, and only out of a zero lane), so a flag among the run's lanes means a match among them.
+  bool contains_fingerprint(std::uint64_t f) const noexcept {
+    // The run's remainders are read only once the metadata is decoded: ask for their line now, so that
+    // its miss overlaps the metadata's instead of following it.
+    detail::prefetch_read(block(f >> r_ >> 6) + (((f >> r_) & 63) * r_ >> 3));
+    return contains_prefetched(f);
+  }
+  /// The common case without a branch on the key: a quotient with no run is looked up as if it had the
+  /// run before it (rank at least 1), and the answer masked by its occupied bit, as a branch on that bit
+  /// would be mispredicted for about half the absent keys. Runs in another block, longer than lanes_ or
+  /// behind an offset of 64 or more take count_fingerprint.
+  bool contains_prefetched(std::uint64_t f) const noexcept {
+    const std::uint64_t q = f >> r_, x = f & remainder_mask_, b = q >> 6;
+    const std::uint64_t occ = occupieds(b);
+    const bool occupied = occ >> (q & 63) & 1;
+    const auto t = static_cast<unsigned>(std::popcount(occ & (~std::uint64_t{0} >> (63 - (q & 63)))));
+    const unsigned o = stored_offset(b);
+    const std::uint64_t ends = runends(b) & (~std::uint64_t{0} << (o & 63));
+    if (o >= 64 || static_cast<unsigned>(std::popcount(ends)) < std::max(t, 1u))
+      return occupied && count_fingerprint(f, true) != 0;
+    const unsigned end = detail::select64(ends, std::max(t, 1u) - 1, pdep_);
+    const std::uint64_t before = ends & ((std::uint64_t{1} << end) - 1);
+    const unsigned after_previous = before != 0 ? 64 - static_cast<unsigned>(std::countl_zero(before)) : o;
+    const unsigned start = std::max(static_cast<unsigned>(q & 63), after_previous);
+    const unsigned length = end + 1 - std::min(start, end + 1);  // 0 when an unoccupied q lies past the run
+    if (length > lanes_) return occupied && count_fingerprint(f, true) != 0;
+    const std::uint64_t bit = start * r_;
+    const std::uint64_t window = detail::read_u64(block(b) + (bit >> 3)) >> (bit & 7);
+    const std::uint64_t differences = window ^ (x * lane_lows_);
+    const std::uint64_t zero_lanes = (differences - lane_lows_) & ~differences & (lane_lows_ << (r_ - 1));
+    return occupied & ((zero_lanes & ((std::uint64_t{1} << (length * r_)) - 1)) != 0);
   }
 
   /// Copies of fingerprint f (stopping at the first with `first_only`). Runs are sorted, so the scan ends
   /// at the first larger remainder.
   std::uint64_t count_fingerprint(std::uint64_t f, bool first_only) const noexcept {
-    const std::uint64_t fq = f >> r_, fr = f & remainder_mask_;
-    if (!is_occupied(get(fq))) return 0;
-    std::uint64_t s = run_start(fq), copies = 0;
-    do {
-      const std::uint64_t rem = remainder_of(get(s));
-      if (rem > fr) break;
-      if (rem == fr) {
+    const std::uint64_t q = f >> r_, x = f & remainder_mask_;
+    const std::uint64_t occ = occupieds(q >> 6);
+    if ((occ >> (q & 63) & 1) == 0) return 0;
+    const run_position run = run_of(q, occ);
+    std::uint64_t copies = 0;
+    for (std::uint64_t i = run.start; i <= run.end; ++i) {
+      const std::uint64_t rem = remainder(i);
+      if (rem > x) break;
+      if (rem == x) {
         ++copies;
         if (first_only) break;
       }
-      s = next(s);
-    } while (is_continuation(get(s)));
+    }
     return copies;
   }
 
-  // ---- insert and erase: decode a stretch, change it, write it back -----------------------------------
+  // ---- insert and erase ------------------------------------------------------------------------------
 
-  /// Decodes slots b, b + 1, … up to the first empty slot into scratch_ as (quotient − b) << r | remainder,
-  /// ascending (b must start a cluster). Returns the number of slots decoded.
-  std::uint64_t decode_stretch(std::uint64_t b) {
-    scratch_.clear();
-    std::uint64_t quotient = 0;
-    for (std::uint64_t u = 0;; ++u) {
-      const std::uint64_t v = get(wrap(b + u));
-      if (is_empty(v)) return u;
-      if (u != 0 && !is_continuation(v)) {  // a new run: it belongs to the next occupied quotient
-        do {
-          ++quotient;
-        } while (!is_occupied(get(wrap(b + quotient))));
-      }
-      scratch_.push_back((quotient << r_) | remainder_of(v));
+  /// Moves the remainders and runend bits of slots [from, to) to [from + 1, to]; slot `to` must be empty.
+  /// Slot `from` keeps its remainder and gets runend 0.
+  void shift_up(std::uint64_t from, std::uint64_t to) noexcept {
+    for (std::uint64_t i = to; i > from; --i) set_remainder(i, remainder(i - 1));
+    const std::uint64_t first = from >> 6, last = to >> 6;
+    for (std::uint64_t k = last;; --k) {
+      const unsigned lo = k == first ? from & 63 : 0, hi = k == last ? to & 63 : 63;
+      const std::uint64_t region = (~std::uint64_t{0} >> (63 - hi)) & (~std::uint64_t{0} << lo);
+      const std::uint64_t old = runends(k), carry = k > first ? runends(k - 1) >> 63 : 0;
+      const std::uint64_t moved = (old << 1) & region & ~(std::uint64_t{1} << lo);
+      set_runends(k, (old & ~region) | moved | carry << lo);
+      if (k == first) break;
     }
   }
-
-  /// Writes scratch_ back over slots b … b + length − 1 in the canonical layout: each remainder at
-  /// max(previous position + 1, its quotient), is_shifted where that is not the quotient, is_continuation
-  /// within a run, is_occupied exactly at the quotients present. Slots left over become empty.
-  void encode_stretch(std::uint64_t b, std::uint64_t length) noexcept {
-    for (std::uint64_t u = 0; u < length; ++u) set(wrap(b + u), 0);
-    std::uint64_t position = 0, previous_quotient = ~std::uint64_t{0};
-    for (const std::uint64_t e : scratch_) {
-      const std::uint64_t quotient = e >> r_;
-      const std::uint64_t p = std::max(position, quotient);
-      const std::uint64_t slot = wrap(b + p);
-      std::uint64_t v = (e & remainder_mask_) << 3 | (get(slot) & occupied_bit);
-      if (quotient == previous_quotient) v |= continuation_bit;
-      if (p != quotient) v |= shifted_bit;
-      set(slot, v);
-      const std::uint64_t home = wrap(b + quotient);
-      set(home, get(home) | occupied_bit);
-      position = p + 1;
-      previous_quotient = quotient;
+  /// Moves the remainders and runend bits of slots (from, to) to [from, to − 1); slot to − 1 becomes empty.
+  void shift_down(std::uint64_t from, std::uint64_t to) noexcept {
+    for (std::uint64_t i = from; i + 1 < to; ++i) set_remainder(i, remainder(i + 1));
+    set_remainder(to - 1, 0);
+    const std::uint64_t first = from >> 6, last = (to - 1) >> 6;
+    for (std::uint64_t k = first; k <= last; ++k) {
+      const unsigned lo = k == first ? from & 63 : 0, hi = k == last ? (to - 1) & 63 : 63;
+      const std::uint64_t region = (~std::uint64_t{0} >> (63 - hi)) & (~std::uint64_t{0} << lo);
+      const std::uint64_t old = runends(k), carry = k < last ? runends(k + 1) & 1 : 0;
+      const std::uint64_t moved = (old >> 1) & region & ~(std::uint64_t{1} << hi);
+      set_runends(k, (old & ~region) | moved | carry << 63);
     }
   }
 
   bool insert_fingerprint(std::uint64_t f) {
     if (entries_ >= max_entries_) return false;
-    const std::uint64_t fq = f >> r_, fr = f & remainder_mask_;
-    if (is_empty(get(fq))) {  // the canonical slot is free: nothing to shift
-      set(fq, fr << 3 | occupied_bit);
-      ++entries_;
-      return true;
+    const std::uint64_t q = f >> r_, x = f & remainder_mask_, b = q >> 6;
+    const std::uint64_t occ = occupieds(b), bit = std::uint64_t{1} << (q & 63);
+    std::uint64_t pos = 0, old_end = 0;
+    const bool has_run = occ & bit;
+    if (has_run) {
+      const run_position run = run_of(q, occ);
+      pos = run.start;
+      while (pos <= run.end && remainder(pos) <= x) ++pos;  // after any copies: the order stays canonical
+      old_end = run.end;
+    } else {
+      const auto before = static_cast<std::uint64_t>(std::popcount(occ & (bit - 1)));
+      const std::uint64_t frontier = b * 64 + offset(b);
+      pos = std::max(q, before == 0 ? frontier : select_runend(frontier, before) + 1);
     }
-    const std::uint64_t b = cluster_start(fq);
-    const std::uint64_t length = decode_stretch(b);
-    const std::uint64_t entry = (fq >= b ? fq - b : fq + slots_ - b) << r_ | fr;
-    scratch_.insert(std::upper_bound(scratch_.begin(), scratch_.end(), entry), entry);
-    encode_stretch(b, length + 1);  // the stretch grows into the empty slot that ended it
+    const std::uint64_t empty = first_empty_from(pos);
+    if (empty >= physical_slots_) return false;
+    shift_up(pos, empty);
+    set_remainder(pos, x);
+    if (!has_run) {
+      set_runend_bit(pos, true);
+      set_occupieds(b, occ | bit);
+    } else if (pos == old_end + 1) {  // appended: the run now ends one slot later
+      set_runend_bit(old_end, false);
+      set_runend_bit(pos, true);
+    }
+    // Every block starting in (q, empty] now holds one more slot of runs from quotients below it.
+    for (std::uint64_t i = b + 1; i <= empty >> 6; ++i) {
+      const unsigned o = stored_offset(i);
+      if (o != saturated) set_offset(i, o + 1);
+    }
     ++entries_;
     return true;
   }
 
   bool erase_fingerprint(std::uint64_t f) {
-    const std::uint64_t fq = f >> r_, fr = f & remainder_mask_;
-    if (!is_occupied(get(fq))) return false;
-    const std::uint64_t b = cluster_start(fq);
-    const std::uint64_t length = decode_stretch(b);
-    const std::uint64_t entry = (fq >= b ? fq - b : fq + slots_ - b) << r_ | fr;
-    const auto at = std::lower_bound(scratch_.begin(), scratch_.end(), entry);
-    if (at == scratch_.end() || *at != entry) return false;
-    scratch_.erase(at);
-    encode_stretch(b, length);  // the followers shift back; slots they leave become empty
+    const std::uint64_t q = f >> r_, x = f & remainder_mask_, b = q >> 6;
+    const std::uint64_t occ = occupieds(b), bit = std::uint64_t{1} << (q & 63);
+    if ((occ & bit) == 0) return false;
+    const run_position run = run_of(q, occ);
+    std::uint64_t p = run.start;
+    while (p <= run.end && remainder(p) < x) ++p;
+    if (p > run.end || remainder(p) != x) return false;
+    // The slots after p move back one up to the first that is empty or starts a run in its quotient's slot.
+    std::uint64_t stop = run.end + 1, run_quotient = q;
+    while (stop < physical_slots_) {
+      const std::uint64_t next = next_occupied(run_quotient + 1, stop);
+      if (next >= stop) break;  // no run of an earlier quotient starts at `stop`: it is empty or at home
+      run_quotient = next;
+      stop = select_runend(stop, 1) + 1;
+    }
+    if (run.start == run.end) {
+      set_occupieds(b, occ & ~bit);
+    } else if (p == run.end) {
+      set_runend_bit(p - 1, true);
+    }
+    shift_down(p, stop);
+    // Every block starting in (q, stop − 1] holds one slot of runs from quotients below it fewer.
+    std::optional<std::uint64_t> frontier;  // of the block before, when known exactly
+    for (std::uint64_t i = b + 1; i <= (stop - 1) >> 6; ++i) {
+      const unsigned o = stored_offset(i);
+      const std::uint64_t exact =
+          o != saturated ? o - 1 : (frontier ? next_frontier(i - 1, *frontier) - i * 64 : exact_offset(i));
+      set_offset(i, exact);
+      frontier = i * 64 + exact;
+    }
     --entries_;
     return true;
   }
 
+  /// The first occupied quotient in [from, limit), or limit.
+  std::uint64_t next_occupied(std::uint64_t from, std::uint64_t limit) const noexcept {
+    limit = std::min(limit, blocks_ * 64);
+    while (from < limit) {
+      const std::uint64_t w = occupieds(from >> 6) & (~std::uint64_t{0} << (from & 63));
+      if (w != 0) return std::min(limit, (from & ~std::uint64_t{63}) + static_cast<std::uint64_t>(std::countr_zero(w)));
+      from = (from | 63) + 1;
+    }
+    return limit;
+  }
+
   // ---- whole table -----------------------------------------------------------------------------------
 
-  std::uint64_t first_empty_slot() const noexcept {
-    std::uint64_t i = 0;
-    while (!is_empty(get(i))) ++i;  // at most capacity() < s slots are full
-    return i;
-  }
-
-  /// Calls fn(quotient, remainder) for every stored fingerprint, walking once around the table from the
-  /// empty slot e.
-  template <class Fn>
-  void for_each_block_from(std::uint64_t e, Fn&& fn) const {
-    std::uint64_t quotient = e;
-    for (std::uint64_t i = 1; i < slots_; ++i) {
-      const std::uint64_t s = wrap(e + i);
-      const std::uint64_t v = get(s);
-      if (is_empty(v)) continue;
-      if (!is_shifted(v)) {
-        quotient = s;  // a cluster start is in its canonical slot
-      } else if (!is_continuation(v)) {
-        do {
-          quotient = next(quotient);
-        } while (!is_occupied(get(quotient)));
-      }
-      fn(quotient, remainder_of(v));
+  /// Writes fingerprints `sorted` (ascending, each below s·2^r) into this empty table in the canonical
+  /// layout and sets every offset. Returns false, leaving the table to be discarded, when the runs would
+  /// reach past the last block.
+  bool place_sorted(std::span<const std::uint64_t> sorted) {
+    std::uint64_t next_free = 0;
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+      const std::uint64_t q = sorted[i] >> r_;
+      const std::uint64_t p = std::max(next_free, q);
+      if (p >= physical_slots_) return false;
+      set_remainder(p, sorted[i] & remainder_mask_);
+      set_occupieds(q >> 6, occupieds(q >> 6) | std::uint64_t{1} << (q & 63));
+      if (i + 1 == sorted.size() || sorted[i + 1] >> r_ != q) set_runend_bit(p, true);
+      next_free = p + 1;
     }
+    std::uint64_t frontier = 0;
+    for (std::uint64_t b = 0; b + 1 < blocks_; ++b) {
+      frontier = next_frontier(b, frontier);
+      set_offset(b + 1, frontier - (b + 1) * 64);
+    }
+    entries_ = sorted.size();
+    return true;
   }
 
-  /// Replaces the table by one of s slots of r-bit remainders holding the fingerprints `sorted` (ascending,
-  /// each below s·2^r). Positions follow the canonical rule; the remainders pushed past the last slot
-  /// wrap to the front and push the first runs in turn, so the first free position is found by iterating
-  /// to a fixed point (it only grows, and fewer fingerprints than slots bound it).
-  void rebuild(std::uint64_t s, std::uint32_t r, std::span<const std::uint64_t> sorted) {
+  /// Replaces the table by one of s slots of r-bit remainders holding `sorted`; false (changing nothing)
+  /// when its runs would reach past the overflow blocks.
+  bool rebuild(std::uint64_t s, std::uint32_t r, std::span<const std::uint64_t> sorted) {
     quotient_filter fresh(s, r, hasher_);
-    std::uint64_t first_free = 0;
-    for (;;) {
-      std::uint64_t position = first_free;
-      for (const std::uint64_t f : sorted) position = std::max(position, f >> r) + 1;
-      const std::uint64_t wrapped = position > fresh.slots_ ? position - fresh.slots_ : 0;
-      if (wrapped <= first_free) break;
-      first_free = wrapped;
-    }
-    std::uint64_t position = first_free, previous_quotient = ~std::uint64_t{0};
-    for (const std::uint64_t f : sorted) {
-      const std::uint64_t quotient = f >> r;
-      const std::uint64_t p = std::max(position, quotient);
-      const std::uint64_t slot = fresh.wrap(p);
-      std::uint64_t v = (f & fresh.remainder_mask_) << 3 | (fresh.get(slot) & occupied_bit);
-      if (quotient == previous_quotient) v |= continuation_bit;
-      if (p != quotient) v |= shifted_bit;
-      fresh.set(slot, v);
-      fresh.set(quotient, fresh.get(quotient) | occupied_bit);
-      position = p + 1;
-      previous_quotient = quotient;
-    }
-    fresh.entries_ = sorted.size();
+    if (!fresh.place_sorted(sorted)) return false;
     *this = std::move(fresh);
+    return true;
   }
 
-  /// Checks that the table is one insert and erase could have produced and returns the fingerprints it
-  /// holds; throws format_error otherwise. One pass from an empty slot, so a hostile table can neither
-  /// loop nor read out of bounds: bits past the last slot are zero; some slot is empty; an empty slot holds
-  /// no remainder; a cluster begins unshifted, not a continuation, at an occupied slot; each new run takes
-  /// the next occupied quotient, which must not lie past the run's start (else there are more runs than
-  /// occupied quotients); is_shifted is set exactly where a remainder is not at its quotient; remainders
-  /// within a run ascend; every occupied quotient has a run; and the count is within capacity().
+  /// Checks that the table is one insert and erase could have produced and returns how many fingerprints
+  /// it holds; throws format_error otherwise. One pass over the runs in quotient order, so a hostile table
+  /// can neither loop nor read out of bounds: no quotient at or past s is occupied; each occupied quotient's
+  /// run ends at the next runend and not before the slot it starts at; no runend is left over; remainders
+  /// ascend within a run and are zero in empty slots; every offset is min(255, the exact one); and the count
+  /// is within capacity().
   std::uint64_t validate_table() const {
-    const std::uint64_t used_bits = slots_ * width_;
-    const std::byte* bytes = storage_.data();
-    for (std::uint64_t bit = used_bits; bit < storage_.size() * 8; ++bit)
-      if ((static_cast<unsigned>(bytes[bit / 8]) >> (bit % 8)) & 1u)
-        throw format_error("padding bits past bit " + std::to_string(used_bits) + " are set");
-    std::uint64_t e = 0;
-    while (e < slots_ && !is_empty(get(e))) ++e;
-    if (e == slots_) throw format_error("quotient table has no empty slot");
-    auto bad = [&](std::uint64_t offset, const std::string& what) {
-      return format_error("quotient table slot " + std::to_string(wrap(e + offset)) + ": " + what);
+    auto bad = [](std::uint64_t slot, const std::string& what) {
+      return format_error("quotient table slot " + std::to_string(slot) + ": " + what);
     };
-    std::uint64_t stored = 0;
-    std::uint64_t i = 0;  // offset from e; offset slots_ is e itself, which is empty
-    while (i < slots_) {
-      std::uint64_t v = get(wrap(e + i));
-      if (is_empty(v)) {
-        if (remainder_of(v) != 0) throw bad(i, "an empty slot holds a remainder");
-        ++i;
-        continue;
+    auto expect_empty = [&](std::uint64_t from, std::uint64_t to) {
+      for (std::uint64_t i = from; i < to; ++i)
+        if (remainder(i) != 0) throw bad(i, "an empty slot holds a remainder");
+    };
+    std::uint64_t next_free = 0, stored = 0;
+    for (std::uint64_t b = 0; b < blocks_; ++b) {
+      const std::uint64_t exact = std::max(next_free, b * 64) - b * 64;
+      if (stored_offset(b) != std::min<std::uint64_t>(exact, saturated))
+        throw format_error("quotient table block " + std::to_string(b) + ": offset " +
+                           std::to_string(stored_offset(b)) + " where its runs give " + std::to_string(exact));
+      const std::uint64_t occ = occupieds(b);
+      if (slots_ < b * 64 + 64 && (occ >> (slots_ > b * 64 ? slots_ - b * 64 : 0)) != 0)
+        throw format_error("quotient table block " + std::to_string(b) + ": a quotient at or past the " +
+                           std::to_string(slots_) + " slots is marked occupied");
+      for (std::uint64_t w = occ; w != 0; w &= w - 1) {
+        const std::uint64_t q = b * 64 + static_cast<std::uint64_t>(std::countr_zero(w));
+        const std::uint64_t start = std::max(q, next_free);
+        const std::uint64_t end = select_runend(next_free, 1);
+        if (end == physical_slots_) throw bad(q, "an occupied quotient whose run has no end");
+        if (end < start) throw bad(end, "a run ends before it starts");
+        expect_empty(next_free, start);
+        for (std::uint64_t i = start + 1; i <= end; ++i)
+          if (remainder(i) < remainder(i - 1)) throw bad(i, "remainders of a run out of order");
+        stored += end - start + 1;
+        next_free = end + 1;
       }
-      if (is_continuation(v)) throw bad(i, "a continuation with no run start before it");
-      if (is_shifted(v)) throw bad(i, "a shifted remainder right after an empty slot");
-      if (!is_occupied(v)) throw bad(i, "a remainder in its canonical slot, which is not marked occupied");
-      std::uint64_t quotient = i, previous_remainder = remainder_of(v);
-      ++stored;
-      std::uint64_t j = i + 1;
-      for (; j < slots_; ++j) {
-        v = get(wrap(e + j));
-        if (is_empty(v)) break;
-        if (!is_continuation(v)) {
-          do {
-            ++quotient;
-          } while (quotient <= j && !is_occupied(get(wrap(e + quotient))));
-          if (quotient > j) throw bad(j, "a run starts but no occupied quotient is left for it");
-        } else if (remainder_of(v) < previous_remainder) {
-          throw bad(j, "remainders of a run out of order");
-        }
-        if (is_shifted(v) != (j != quotient)) throw bad(j, "is_shifted is inconsistent with the run's quotient");
-        previous_remainder = remainder_of(v);
-        ++stored;
-      }
-      for (std::uint64_t k = quotient + 1; k < j; ++k)
-        if (is_occupied(get(wrap(e + k)))) throw bad(k, "marked occupied but has no run");
-      i = j;
     }
+    if (select_runend(next_free, 1) != physical_slots_)
+      throw bad(select_runend(next_free, 1), "a run end with no occupied quotient left for it");
+    expect_empty(next_free, physical_slots_);
     if (stored > max_entries_)
       throw format_error("quotient table holds " + std::to_string(stored) +
                          " fingerprints, more than its capacity of " + std::to_string(max_entries_));
@@ -658,22 +824,33 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
 
   // ---- batches ---------------------------------------------------------------------------------------
 
-  template <class R, class Prefetch, class Use>
-  void pipelined(const R& items, Prefetch&& prefetch, Use&& use) const {
-    detail::pipelined(
-        items, [this](const auto& k) { return hash(k); }, prefetch, use);
+  /// Calls use(batch) with the fingerprints of up to batch_size keys at a time, each prefetched (for writing
+  /// when `write`) while the batch before it is used.
+  template <class R, class Use>
+  void pipelined(const R& items, bool write, Use&& use) const {
+    detail::pipelined_probes<std::uint64_t>(
+        items, [this](const auto& k) { return this->hash(k); },
+        [this, write](const digest& d) {
+          const std::uint64_t f = fingerprint(d);
+          prefetch(f >> r_, write);
+          return f;
+        },
+        use);
   }
 
   std::uint32_t r_;
-  std::uint32_t width_;  // r + 3
-  std::uint64_t slots_;
-  std::uint64_t slot_mask_;
+  std::uint64_t block_bytes_;     // 8r + 17
+  std::uint64_t slots_;           // s: the quotients
+  std::uint64_t blocks_;          // ⌈s/64⌉ + quotient_overflow_blocks
+  std::uint64_t physical_slots_;  // 64·blocks_
   std::uint64_t remainder_mask_;
   std::uint64_t max_entries_;
+  std::uint64_t lanes_;      // remainders compared at once by contains_fingerprint
+  std::uint64_t lane_lows_;  // bit 0 of each of those lanes
   std::uint64_t entries_ = 0;
   Hasher hasher_;
   byte_storage storage_;
-  std::vector<std::uint64_t> scratch_;  // insert and erase decode their stretch here (reused)
+  bool pdep_ = detail::cpu_has_fast_pdep();  // cached: select runs several times a lookup
 };
 
 static_assert(serializable_filter<quotient_filter<>>);
