@@ -581,8 +581,13 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
   /// upward, and only out of a zero lane), so a flag among the run's lanes means a match among them.
   bool contains_fingerprint(std::uint64_t f) const noexcept {
     // The run's remainders are read only once the metadata is decoded: ask for their line now, so that
-    // its miss overlaps the metadata's instead of following it.
-    detail::prefetch_read(block(f >> r_ >> 6) + (((f >> r_) & 63) * r_ >> 3));
+    // its miss overlaps the metadata's instead of following it. One by one, a lookup waits for memory,
+    // so an unoccupied quotient returns before the runends and offset are read (they may lie in the
+    // next line); measured at 2^24 and 2^27 slots, absent keys took 0.81–0.84× the time of the
+    // branch-free path, present keys the same.
+    const std::uint64_t q = f >> r_;
+    detail::prefetch_read(block(q >> 6) + ((q & 63) * r_ >> 3));
+    if ((occupieds(q >> 6) >> (q & 63) & 1) == 0) return false;
     return contains_prefetched(f);
   }
   /// The common case without a branch on the key: a quotient with no run is looked up as if it had the
@@ -632,11 +637,47 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
 
   // ---- insert and erase ------------------------------------------------------------------------------
 
+  /// Copies bits [lo, hi) of a block's remainders `by` bits up (to [lo + by, hi + by)), in windows of at most
+  /// 56 bits from the top down, so that no window overwrites source bits not yet read. Every 8-byte access
+  /// ends inside the block (the metadata follows the remainders).
+  static void move_bits_up(std::byte* area, std::uint64_t lo, std::uint64_t hi, std::uint32_t by) noexcept {
+    while (hi > lo) {
+      const std::uint64_t length = std::min<std::uint64_t>(56, hi - lo), start = hi - length;
+      write_bits(area, start + by, length, read_bits(area, start, length));
+      hi = start;
+    }
+  }
+  /// Copies bits [lo, hi) `by` bits down (to [lo − by, hi − by)), in windows from the bottom up.
+  static void move_bits_down(std::byte* area, std::uint64_t lo, std::uint64_t hi, std::uint32_t by) noexcept {
+    while (lo < hi) {
+      const std::uint64_t length = std::min<std::uint64_t>(56, hi - lo);
+      write_bits(area, lo - by, length, read_bits(area, lo, length));
+      lo += length;
+    }
+  }
+  static std::uint64_t read_bits(const std::byte* area, std::uint64_t bit, std::uint64_t length) noexcept {
+    return detail::read_u64(area + (bit >> 3)) >> (bit & 7) & ((std::uint64_t{1} << length) - 1);
+  }
+  static void write_bits(std::byte* area, std::uint64_t bit, std::uint64_t length, std::uint64_t v) noexcept {
+    std::byte* p = area + (bit >> 3);
+    const unsigned shift = bit & 7;
+    const std::uint64_t mask = ((std::uint64_t{1} << length) - 1) << shift;
+    const std::uint64_t w = (detail::read_u64(p) & ~mask) | v << shift;
+    std::memcpy(p, &w, 8);
+  }
+
   /// Moves the remainders and runend bits of slots [from, to) to [from + 1, to]; slot `to` must be empty.
   /// Slot `from` keeps its remainder and gets runend 0.
   void shift_up(std::uint64_t from, std::uint64_t to) noexcept {
-    for (std::uint64_t i = to; i > from; --i) set_remainder(i, remainder(i - 1));
     const std::uint64_t first = from >> 6, last = to >> 6;
+    // Remainders, block by block from the top: within a block one bit move of the slots' range, then the
+    // slot pushed out of the block below comes in at slot 0.
+    for (std::uint64_t k = last;; --k) {
+      const std::uint64_t lo = k == first ? from & 63 : 0, hi = k == last ? to & 63 : 63;
+      move_bits_up(block(k), lo * r_, hi * r_, r_);
+      if (k == first) break;
+      set_remainder(k * 64, remainder(k * 64 - 1));
+    }
     for (std::uint64_t k = last;; --k) {
       const unsigned lo = k == first ? from & 63 : 0, hi = k == last ? to & 63 : 63;
       const std::uint64_t region = (~std::uint64_t{0} >> (63 - hi)) & (~std::uint64_t{0} << lo);
@@ -648,9 +689,13 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
   }
   /// Moves the remainders and runend bits of slots (from, to) to [from, to − 1); slot to − 1 becomes empty.
   void shift_down(std::uint64_t from, std::uint64_t to) noexcept {
-    for (std::uint64_t i = from; i + 1 < to; ++i) set_remainder(i, remainder(i + 1));
-    set_remainder(to - 1, 0);
     const std::uint64_t first = from >> 6, last = (to - 1) >> 6;
+    for (std::uint64_t k = first; k <= last; ++k) {
+      const std::uint64_t lo = k == first ? from & 63 : 0, hi = k == last ? (to - 1) & 63 : 63;
+      move_bits_down(block(k), (lo + 1) * r_, (hi + 1) * r_, r_);  // slot 63 then takes the next block's 0
+      if (k < last) set_remainder(k * 64 + 63, remainder(k * 64 + 64));
+    }
+    set_remainder(to - 1, 0);
     for (std::uint64_t k = first; k <= last; ++k) {
       const unsigned lo = k == first ? from & 63 : 0, hi = k == last ? (to - 1) & 63 : 63;
       const std::uint64_t region = (~std::uint64_t{0} >> (63 - hi)) & (~std::uint64_t{0} << lo);
@@ -663,6 +708,7 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
   bool insert_fingerprint(std::uint64_t f) {
     if (entries_ >= max_entries_) return false;
     const std::uint64_t q = f >> r_, x = f & remainder_mask_, b = q >> 6;
+    detail::prefetch_write(block(b) + ((q & 63) * r_ >> 3));  // as in contains_fingerprint
     const std::uint64_t occ = occupieds(b), bit = std::uint64_t{1} << (q & 63);
     std::uint64_t pos = 0, old_end = 0;
     const bool has_run = occ & bit;
