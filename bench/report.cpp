@@ -11,6 +11,7 @@
 #include <iterator>
 #include <sstream>
 #include <string_view>
+#include <tuple>
 
 #include "blume/kinds.hpp"
 #include "build_info.hpp"
@@ -590,6 +591,16 @@ std::vector<target_check> evaluate_static_targets(const std::vector<config_resul
       } else {
         checks.push_back({t, printf_string("%.2f bits/key, FPR ", r->bits_per_key) + format_percent(r->measured_fpr),
                           r->bits_per_key <= limit});
+      }
+    }
+    // Issue 33's targets for the Golomb-coded set, a lookup at a time and in bulk (present and absent keys).
+    if (const auto* g = c.find(golomb_coded_set<>::kind); g != nullptr) {
+      for (const auto& [one, many, how] :
+           {std::tuple{positive, positive_batched, "present"}, std::tuple{negative, negative_batched, "absent"}}) {
+        checks.push_back({at + label_of(golomb_coded_set<>::kind) + " one-by-one " + how + " lookups ≤ 300 ns/key",
+                          format_ns(g->ns[one].median) + " ns/key", g->ns[one].median <= 300});
+        checks.push_back({at + label_of(golomb_coded_set<>::kind) + " batched " + how + " lookups ≤ 60 ns/key",
+                          format_ns(g->ns[many].median) + " ns/key", g->ns[many].median <= 60});
       }
     }
     const auto* fuse = c.find(fuse8_filter<>::kind);

@@ -119,7 +119,7 @@ section_kinds() { bench --keys int,email -- --items 10M,100M --reps 3; }
 section_family() { bench --family --keys int -- --items 10M --reps 5; }
 section_static() { bench --static --keys int --baselines absl -- --items 10M,100M --reps 3; }
 # Its lookups decode about a thousand codes each, so --static leaves it out and it runs alone on 100k probes.
-section_gcs() { bench --kinds gcs --baselines none --keys int --probes 100k -- --items 10M,100M --reps 3; }
+section_gcs() { bench --kinds gcs --baselines none --keys int --probes 1M -- --items 10M,100M --reps 3; }
 section_variants() {
   bench --kinds split-block,layered,attenuated,spatial,compact --baselines none --keys int,email -- --items 10M --reps 3
 }

@@ -124,9 +124,10 @@ TEST(Golden, EveryKindWritesTheseBytes) {
       {"xor16", {2526u, 0x7f222eec0adf5b58ull, 0xed3f4117e28317b1ull}},
       {"fuse8", {1408u, 0x55aea2bba1891ff4ull, 0x733465a7575e23bcull}},
       {"fuse16", {2816u, 0xb96b66903fcda262ull, 0x3ab79da0ad424909ull}},
-      // 16-bit bucket offsets, 96 keys per bucket (extra[2] = s + 1); files of the first layout, 32-bit offsets
-      // and 2048 keys per bucket, still read (tests/fixtures/v1/gcs.blume).
-      {"gcs", {1104u, 0xf1d642cd304c1ac8ull, 0x3f9a76ca3b835c12ull}},
+      // The Rice code (extra[3] = 1), 16-bit bucket offsets (extra[2] = s + 1), 128 keys per bucket. The
+      // Golomb-coded files written before are pinned below; those of the first layout, 32-bit offsets and 2048
+      // keys per bucket, are tests/fixtures/v1/gcs.blume.
+      {"gcs", {1112u, 0x4a3d706f18750b84ull, 0x1dfb052b3dada42bull}},
       {"bloomier", {2824u, 0x88e5656363163d71ull, 0x33facbb3dad008fbull}},
       {"cascade", {1568u, 0xbdeff6ce189a5e5full, 0x7c203f0ac596239eull}},
       {"spatial", {11152u, 0xe3ef25bdf543f59dull, 0x359e2a9bfe7d9f23ull}},
@@ -158,6 +159,25 @@ TEST(Golden, EveryKindWritesTheseBytes) {
 
 // Files of a kind's earlier default hasher (split-block with XXH3-128, up to 0.1.0) still write the bytes they
 // were pinned with: the same keys as above, built through the type itself.
+// The Golomb-coded set as it was written before the Rice code (extra[3] = 0, 96 keys per bucket): still
+// written byte for byte by gcs_code::golomb, and read back as it is.
+TEST(Golden, GolombCodedSetsOfTheGolombCodeWriteTheseBytes) {
+  std::vector<std::uint64_t> lows;
+  for (const auto& k : golden_keys("golden-key-", 1000))
+    lows.push_back(blume::hash_key(blume::xxh3_hasher(), std::string_view(k)).low);
+  using gcs = blume::golomb_coded_set<>;
+  const gcs f = gcs::build_from_hashes(lows, gcs::plan(1000, 0.01).hashes, blume::xxh3_hasher::default_seed, 96,
+                                       blume::gcs_code::golomb);
+  const std::vector<std::byte> bytes = blume::to_bytes(f, {1000, 0.01});
+  const blume::file_header h = blume::decode_header(bytes);
+  EXPECT_EQ(h.payload_size, 1104u);
+  EXPECT_EQ(XXH64(bytes.data() + blume::header_size, h.payload_size, 0), 0xf1d642cd304c1ac8ull);
+  EXPECT_EQ(XXH64(bytes.data(), blume::header_size, 0), 0x3f9a76ca3b835c12ull);
+  const gcs back = blume::from_bytes<gcs>(bytes);
+  EXPECT_EQ(back.code(), blume::gcs_code::golomb);
+  for (const auto& k : golden_keys("golden-key-", 1000)) ASSERT_TRUE(back.contains(std::string_view(k))) << k;
+}
+
 TEST(Golden, EarlierHashTypesWriteTheseBytes) {
   const std::map<std::string, golden, std::less<>> pinned = {
       {"split-block", {1344u, 0x93e76093483f5a64ull, 0x38631021719822a1ull}},

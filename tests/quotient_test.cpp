@@ -596,6 +596,22 @@ TEST(QuotientInput, BadGeometriesAreRejectedNamingTheValue) {
                        "2^40"));
 }
 
+TEST(QuotientInput, TheLargestTableWithinTheBitLimitIsAcceptedAndOneSlotMoreIsNot) {
+  // Whole blocks of slots: s a multiple of 64 takes s/64 blocks of quotients, s + 1 one more.
+  for (const std::uint32_t r : {1u, 7u, 8u, 13u, 24u}) {
+    const std::uint64_t blocks = blume::max_filter_bits / blume::quotient_block_bits(r);
+    const std::uint64_t s = (blocks - blume::quotient_overflow_blocks) * blume::quotient_block_slots;
+    EXPECT_NO_THROW(quotient::check_geometry(s, r)) << "r = " << r;
+    EXPECT_THROW(quotient::check_geometry(s + 1, r), blume::invalid_argument) << "r = " << r;
+  }
+  const blume::filter_plan largest =
+      blume::plan_for_bits(10'000'000'000ull, blume::max_filter_bits, blume::quotient_filter<>::kind);
+  const std::uint64_t s =
+      (largest.bits / blume::quotient_block_bits(largest.hashes) - blume::quotient_overflow_blocks) *
+      blume::quotient_block_slots;
+  EXPECT_NO_THROW(quotient::check_geometry(s, largest.hashes));
+}
+
 TEST(QuotientInput, ZeroCapacityAndRatesOutsideZeroToOneAreRejected) {
   EXPECT_TRUE(mentions(message_of<blume::invalid_argument>([] { quotient(0, 0.01); }), "got 0"));
   for (double fpr : {0.0, 1.0, 1.5, -0.25})

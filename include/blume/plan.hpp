@@ -70,8 +70,8 @@ inline double quotient_table_bits(double slots, std::uint32_t remainder_bits) no
   return (std::ceil(slots / quotient_block_slots) + quotient_overflow_blocks) *
          static_cast<double>(quotient_block_bits(remainder_bits));
 }
-/// Bits per key a Golomb-coded set takes beyond P: log2(e) ≈ 1.44 for the code and its index.
-inline constexpr double gcs_overhead_bits = 1.5;
+/// Bits per key a Golomb-coded set takes beyond P: 1.54 for its Rice code and 0.14 for its bucket index.
+inline constexpr double gcs_overhead_bits = 1.7;
 inline constexpr std::uint32_t quotient_max_remainder_bits = 32;
 inline constexpr double quotient_max_load = 0.95;
 inline constexpr double quotient_plan_load = 0.90;
@@ -756,14 +756,15 @@ filter_plan plan_static_for_bits(std::uint64_t items, std::uint64_t bits, std::u
   return p;
 }
 
-/// A Golomb-coded set at rate 2^−P: about P + 1.5 bits per key (the gaps' Golomb code, about
-/// log2(e·2^P), plus its bucket index), rounded up to whole words.
+/// A Golomb-coded set at rate 2^−P: about P + 1.7 bits per key (the gaps' Rice code, about P + 1.54, plus
+/// its bucket index), rounded up to whole words.
+inline std::uint64_t gcs_expected_bits(std::uint64_t items, int p) {
+  return (static_cast<std::uint64_t>(std::ceil(static_cast<double>(items) * (p + gcs_overhead_bits))) + 63) / 64 * 64;
+}
 template <kind_model K>
 filter_plan plan_gcs(std::uint64_t items, int p) {
-  const double bits = static_cast<double>(items) * (p + gcs_overhead_bits);
-  check_bits(bits, items, std::ldexp(1.0, -p));
-  return make_plan<K>(items, (static_cast<std::uint64_t>(std::ceil(bits)) + 63) / 64 * 64,
-                      static_cast<std::uint32_t>(p));
+  check_bits(static_cast<double>(items) * (p + gcs_overhead_bits), items, std::ldexp(1.0, -p));
+  return make_plan<K>(items, gcs_expected_bits(items, p), static_cast<std::uint32_t>(p));
 }
 /// The largest 2^−P at or below the target.
 template <kind_model K>
@@ -775,8 +776,8 @@ filter_plan plan_gcs_for_rate(std::uint64_t items, double fpr) {
 template <kind_model K>
 filter_plan plan_gcs_for_bits(std::uint64_t items, std::uint64_t bits) {
   check_budget(items, bits);
-  const int p =
-      static_cast<int>(std::floor(static_cast<double>(bits) / static_cast<double>(items) - gcs_overhead_bits));
+  int p = static_cast<int>(std::floor(static_cast<double>(bits) / static_cast<double>(items) - gcs_overhead_bits));
+  while (p >= 1 && gcs_expected_bits(items, p) > bits) --p;  // whole words may take it past a small budget
   if (p < 1)
     throw invalid_argument("a Golomb-coded set of " + std::to_string(items) + " keys needs more than " +
                            std::to_string(bits) + " bits");

@@ -253,28 +253,6 @@ inline std::vector<std::size_t> seed_and_group(std::span<const std::uint64_t> lo
   return starts;
 }
 
-/// Sorts `v` by key(x), a 64-bit value below 2^key_bits, uniform enough that one radix pass on its top bits
-/// (as many as v has elements, up to 16) leaves groups small enough to sort in cache. (Equal keys keep no
-/// particular order.)
-template <class T, class Key>
-void sort_by_uniform_key(std::vector<T>& v, Key key, unsigned key_bits) {
-  const unsigned bits = std::clamp(static_cast<unsigned>(std::bit_width(v.size())), 1U, 16U);
-  const unsigned shift = std::max(key_bits, bits) - bits;
-  std::vector<std::size_t> start((std::size_t{1} << bits) + 1, 0);
-  for (const T& x : v) ++start[(key(x) >> shift) + 1];
-  for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
-  std::vector<T> sorted(v.size());
-  {
-    std::vector<std::size_t> next(start.begin(), start.end() - 1);
-    for (const T& x : v) sorted[next[key(x) >> shift]++] = x;
-  }
-  for (std::size_t b = 0; b + 1 < start.size(); ++b)
-    std::sort(sorted.begin() + static_cast<std::ptrdiff_t>(start[b]),
-              sorted.begin() + static_cast<std::ptrdiff_t>(start[b + 1]),
-              [&key](const T& a, const T& c) { return key(a) < key(c); });
-  v.swap(sorted);
-}
-
 /// Sorts 64-bit values and removes duplicates, in place: one radix pass on the top 16 bits of their range
 /// spreads them into 65536 buckets of about n/65536 each (for uniform values), which are then sorted where
 /// they lie in cache, on two threads when there are many.

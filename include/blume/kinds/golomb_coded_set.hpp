@@ -1,20 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Golomb-coded set (Putze, Sanders & Singler, "Cache-, Hash- and Space-Efficient Bloom Filters", 2007;
 // the structure behind BIP 158's compact block filters): the keys' hashes reduced to [0, n·2^P), sorted,
-// and stored as Golomb-coded gaps. An absent key's value collides with a stored one with probability
-// about n / (n·2^P) = 2^−P, and the gaps, roughly geometric with mean 2^P, cost about log2(e·2^P) =
-// P + 1.44 bits each with the optimal Golomb parameter M ≈ 2^P·ln 2 — within a few hundredths of a bit of
-// the information-theoretic bound for the set, against a Bloom filter's 1.44·P.
+// and stored as coded gaps. An absent key's value collides with a stored one with probability about
+// n / (n·2^P) = 2^−P. The gaps are roughly geometric with mean 2^P:
+//  * The Rice code (the default) takes M = 2^(P−1): a code is a unary quotient, a zero and P − 1 bits,
+//    P + 1 + e^(−1/2)/(1 − e^(−1/2)) ≈ P + 1.54 bits a gap. Its length is the unary part plus a constant,
+//    so one code follows the next after a bit count and a shift.
+//  * The Golomb code with the optimal M ≈ 2^P·ln 2 (Gallager & van Voorhis) takes about P + 1.47, within a
+//    few hundredths of a bit of the information-theoretic bound, but its truncated-binary remainder puts
+//    a compare and a select between one code and the next, and lookups take about 1.6× as long.
+// Both are against a Bloom filter's 1.44·P.
 //
 // To look a key up without decoding the whole set, the value range is cut into buckets of about
 // `bucket_keys` keys; each bucket's gaps start from the bucket's first value, and an index holds each
 // bucket's bit offset: 16 bits, relative to a 64-bit base every 2^s buckets, s the largest (at most 16)
-// under which every offset fits. A lookup decodes about half a bucket. With the default 96 keys per bucket
-// that is about 48 codes, and the index costs 16/96 + 64/(2^s·96) bits per key: 0.18 at 2^−8, where s is
-// 6. Files written before this layout (32-bit offsets, s = 16) are read as they are.
+// under which every offset fits. A lookup decodes about half a bucket. With the default 128 keys per
+// bucket that is about 64 codes, the bucket is found by a shift, and the index costs 16/128 + 64/(2^s·128)
+// bits per key: 0.14 at 2^−8, where s is 5. A lookup first asks for every cache line of its bucket (up to
+// four), so their misses overlap. Files written before (Golomb codes; before those, 32-bit offsets with
+// s = 16) are read as they are.
 //
-// A bulk lookup (contains_many, count_contained) sorts its keys' values and decodes each bucket they fall
-// in once, from its start, answering every key in it on the way.
+// A bulk lookup (contains_many, count_contained) sorts its keys' values (a radix sort) and decodes each
+// bucket they fall in once, from its start, answering every key in it on the way. Its buffers (17 bytes a
+// key) are kept by the thread for its next call while they hold at most 2^21 keys.
 //
 // Thread safety: const calls may run concurrently; nothing changes after construction.
 #pragma once
@@ -29,9 +37,11 @@
 #include <vector>
 
 #include "blume/build_stats.hpp"
+#include "blume/detail/bits.hpp"
 #include "blume/detail/golomb_code.hpp"
 #include "blume/detail/key_interface.hpp"
 #include "blume/detail/peeling.hpp"
+#include "blume/detail/radix_sort.hpp"
 #include "blume/error.hpp"
 #include "blume/hash.hpp"
 #include "blume/io/parameters.hpp"
@@ -41,6 +51,10 @@
 #include "blume/storage.hpp"
 
 namespace blume {
+
+/// The gaps' code. Rice (M = 2^(P−1)) decodes about twice as fast; Golomb (M ≈ 2^P·ln 2) takes about 0.07
+/// bits a key fewer, for sets that are sent more often than they are queried.
+enum class gcs_code : std::uint8_t { golomb = 0, rice = 1 };
 
 template <hasher Hasher = xxh3_hasher>
 class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> {
@@ -55,11 +69,11 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
   static constexpr kind_input input = kind_input::keys;
   static constexpr bool is_static = true;
   static constexpr std::string_view merge_refusal = "they are static: build one from the union of the key sets instead";
-  static constexpr std::uint32_t default_bucket_keys = 96;
+  static constexpr std::uint32_t default_bucket_keys = 128;
   /// Buckets per base in files of the first layout (32-bit offsets).
   static constexpr std::uint32_t wide_offset_shift = 16;
 
-  // The planner's model: m = the coded stream's bits (about n·(P + 1.5), whole words), k = P; an absent key
+  // The planner's model: m = the coded stream's bits (about n·(P + 1.7), whole words), k = P; an absent key
   // matches one of n values spread over n·2^P.
   static std::uint64_t plan_bytes(std::uint64_t bits) noexcept { return detail::word_bytes(bits); }
   static double model_fpr(double /*n*/, double /*m*/, double k) noexcept {
@@ -82,19 +96,20 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
   /// The set of `keys` (duplicates allowed) at false-positive rate 2^−fpr_bits (1 … 32).
   template <std::ranges::input_range R>
   static golomb_coded_set build(const R& keys, std::uint32_t fpr_bits, std::uint64_t seed = Hasher::default_seed,
-                                std::uint32_t bucket_keys = default_bucket_keys) {
+                                std::uint32_t bucket_keys = default_bucket_keys, gcs_code code = gcs_code::rice) {
     const Hasher hasher(seed);
     std::vector<std::uint64_t> lows;
     if constexpr (std::ranges::sized_range<R>) lows.reserve(std::ranges::size(keys));
     for (auto&& k : keys) lows.push_back(hash_key(hasher, k).low);
-    return build_from_hashes(std::move(lows), fpr_bits, seed, bucket_keys);
+    return build_from_hashes(std::move(lows), fpr_bits, seed, bucket_keys, code);
   }
   /// From the low halves of the keys' digests (what build() computes), consumed.
   static golomb_coded_set build_from_hashes(std::vector<std::uint64_t> lows, std::uint32_t fpr_bits,
                                             std::uint64_t seed = Hasher::default_seed,
-                                            std::uint32_t bucket_keys = default_bucket_keys) {
+                                            std::uint32_t bucket_keys = default_bucket_keys,
+                                            gcs_code code = gcs_code::rice) {
     check(fpr_bits, bucket_keys);
-    golomb_coded_set s(Hasher(seed), fpr_bits, lows.size(), bucket_keys);
+    golomb_coded_set s(Hasher(seed), fpr_bits, lows.size(), bucket_keys, code == gcs_code::rice);
     if (lows.empty()) return s;
     for (std::uint64_t& x : lows) x = s.value_of(x);
     detail::sort_unique(lows);
@@ -104,7 +119,7 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
 
   // ---- serialization hooks (format.hpp) --------------------------------------------------------------
   // bits = the coded stream's words × 64, hashes = P, layout = keys per bucket; extra = {n (keys given),
-  // values stored, s + 1 (0 in files of the first layout), 0, 0, 0}; inserted = n. Payload: the stream (u64
+  // values stored, s + 1 (0 in files of the first layout), the code (0 Golomb, 1 Rice), 0, 0}; inserted = n. Payload: the stream (u64
   // words, the last one zero), the buckets' offsets (buckets + 1 of them: u16, zero-padded to a multiple of
   // 4; u32 in the first layout), the 64-bit bases, one per 2^s buckets plus two.
 
@@ -113,7 +128,7 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
     p.primary = bits_.size() * 64;
     p.secondary = fpr_bits_;
     p.layout = bucket_keys_;
-    p.extra = {items_, stored_, short_offsets_ ? offset_shift_ + 1 : 0, 0, 0, 0};
+    p.extra = {items_, stored_, short_offsets_ ? offset_shift_ + 1 : 0, rice_ ? 1u : 0u, 0, 0};
     return p;
   }
   template <class Fn>
@@ -181,7 +196,7 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
     if (items_ == 0) return false;
     const std::uint64_t v = value_of(d.low);
     bool found = false;
-    decode_bucket(v / bucket_range_, [&](std::uint64_t value) {
+    decode_bucket(bucket_of(v), [&](std::uint64_t value) {
       found = value == v;
       return value < v;  // on, while below v
     });
@@ -193,12 +208,13 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
   template <std::ranges::input_range R, class Out>
     requires std::output_iterator<Out, bool>
   std::size_t contains_many(const R& keys, Out out) const {
-    std::vector<char> answers;
+    std::vector<char>& answers = scratch().answers;
     const std::size_t hits = answer_many(keys, &answers);
     for (char a : answers) {
       *out = a != 0;
       ++out;
     }
+    if (answers.capacity() > kept_scratch_probes) std::vector<char>().swap(answers);
     return hits;
   }
   /// How many of `keys` the filter answers true for.
@@ -232,13 +248,15 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
   }
   std::uint32_t bucket_keys() const noexcept { return bucket_keys_; }
   std::uint64_t golomb_parameter() const noexcept { return code_.m(); }
+  gcs_code code() const noexcept { return rice_ ? gcs_code::rice : gcs_code::golomb; }
   std::uint64_t seed() const noexcept { return hasher_.seed(); }
   const Hasher& hasher() const noexcept { return hasher_; }
 
   friend bool operator==(const golomb_coded_set& a, const golomb_coded_set& b) noexcept {
     return a.items_ == b.items_ && a.fpr_bits_ == b.fpr_bits_ && a.bucket_keys_ == b.bucket_keys_ &&
            a.seed() == b.seed() && a.short_offsets_ == b.short_offsets_ && a.offset_shift_ == b.offset_shift_ &&
-           a.bits_ == b.bits_ && a.offsets16_ == b.offsets16_ && a.offsets32_ == b.offsets32_ && a.bases_ == b.bases_;
+           a.rice_ == b.rice_ && a.bits_ == b.bits_ && a.offsets16_ == b.offsets16_ && a.offsets32_ == b.offsets32_ &&
+           a.bases_ == b.bases_;
   }
 
  private:
@@ -251,6 +269,10 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
     std::uint64_t value = bucket * bucket_range_ - 1;  // the gap before the first value is value − start
     const std::uint64_t m = code_.m(), u = code_.u();
     const std::uint32_t b = code_.b();
+    if (rice_ && b != 0) {
+      decode_rice_bucket(pos, end, value, visit);
+      return;
+    }
     if (b == 0) {  // M = 1: unary codes only (P = 1), the general decoder
       while (pos < end) {
         std::uint64_t gap = 0;
@@ -308,57 +330,151 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
     }
   }
 
-  /// The bulk lookups: the keys' values sorted by bucket (a radix sort, for large batches), then each
-  /// bucket decoded once, from its start to its last key's value. Answers go to `answers` in the keys'
-  /// order when it is given.
+  /// Where a Rice-coded bucket (M = 2^k, k ≥ 1) is being decoded: the next code's bit, the bucket's end,
+  /// and the last value decoded.
+  struct rice_cursor {
+    std::uint64_t pos, end, value;
+  };
+  /// Asks for every cache line of the bucket from c.pos (up to four; a bucket spans two or three), so that
+  /// their misses overlap instead of each one waiting for the codes before it.
+  void prefetch_bucket(const rice_cursor& c) const noexcept {
+    const std::byte* stream = reinterpret_cast<const std::byte*>(bits_.data());
+    if (c.pos >= c.end) return;
+    for (std::uint64_t line = c.pos >> 9; line <= (c.end - 1) >> 9 && line < (c.pos >> 9) + 4; ++line)
+      detail::prefetch_read(stream + line * 64);
+  }
+  /// Decodes the codes that one unaligned 64-bit load holds from c.pos (at least 57 bits of the stream),
+  /// calling visit(value) for each; false once the bucket ends or visit returns false. A code's length is its
+  /// unary part plus k + 1, so the chain from one code to the next is a bit count and a shift. The group's
+  /// size is fixed for the set, so the loop's branches follow one pattern; a group that would overrun the
+  /// load (rare) ends early.
+  template <class Visit>
+  bool rice_step(rice_cursor& c, Visit& visit) const noexcept {
+    if (c.pos >= c.end) return false;
+    const std::uint32_t k = code_.b();
+    const std::uint64_t low_mask = (std::uint64_t{1} << (k - 1)) - 1;
+    // pos < end ≤ the last word's first bit, so the 8 bytes from pos / 8 lie within the stream.
+    const unsigned skip = static_cast<unsigned>(c.pos & 7);
+    std::uint64_t w = detail::read_u64(reinterpret_cast<const std::byte*>(bits_.data()) + (c.pos >> 3)) >> skip;
+    const unsigned avail = 64 - skip;
+    unsigned used = 0;
+    for (std::uint32_t j = 0; j < rice_group_; ++j) {
+      const auto q = static_cast<unsigned>(std::countr_zero(~w));
+      const unsigned length = q + 1 + k;
+      if (used + length > avail) break;  // also a run of ones reaching past the load (q + 1 ≤ avail here)
+      // The remainder is written as a truncated-binary one with u = 0: its low bit last (golomb_code).
+      const std::uint64_t tail = w >> (q + 1);
+      const std::uint64_t r = ((tail & low_mask) << 1) | ((tail >> (k - 1)) & 1);
+      w = tail >> k;
+      used += length;
+      c.value += (std::uint64_t{q} << k) + r + 1;
+      if (c.pos + used > c.end) return false;  // a code overrunning its bucket: a damaged stream
+      if (!visit(c.value)) return false;
+    }
+    if (used == 0) {  // a code longer than one load: a run of 50 or more ones
+      std::uint64_t gap = 0;
+      if (!code_.get(bits_, c.pos, c.end, gap)) return false;
+      c.value += gap + 1;
+      return visit(c.value);
+    }
+    c.pos += used;
+    return true;
+  }
+  /// decode_bucket for M = 2^k (k ≥ 1).
+  template <class Visit>
+  void decode_rice_bucket(std::uint64_t pos, std::uint64_t end, std::uint64_t value, Visit& visit) const noexcept {
+    rice_cursor c{pos, end, value};
+    prefetch_bucket(c);
+    while (rice_step(c, visit)) {
+    }
+  }
+
+  /// The bulk lookups' buffers, kept by each thread between calls while they hold at most
+  /// kept_scratch_probes keys: where the kernel zeroes fresh pages slowly, taking them anew costs more than
+  /// the lookups (a million probes of a set of 10M keys, in a VM: 147 ns a key with fresh buffers, 64 ns
+  /// with kept ones).
+  struct bulk_scratch {
+    std::vector<std::uint64_t> values, spare;
+    std::vector<char> answers;
+  };
+  static constexpr std::size_t kept_scratch_probes = std::size_t{1} << 21;  // 34 MiB a thread at most
+  static bulk_scratch& scratch() noexcept {
+    thread_local bulk_scratch kept;
+    return kept;
+  }
+
+  /// The bulk lookups: the keys' values sorted (a radix sort, each value with its key's index in the bits
+  /// below it when answers are wanted), then each bucket they fall in decoded once, from its start to its
+  /// last key's value. Answers go to `answers` in the keys' order when it is given.
   template <class R>
   std::size_t answer_many(const R& keys, std::vector<char>* answers) const {
-    struct probe {
-      std::uint64_t value;
-      std::uint64_t index;
-    };
-    std::vector<probe> probes;
-    if constexpr (std::ranges::sized_range<R>) probes.reserve(std::ranges::size(keys));
+    bulk_scratch& kept = scratch();
+    std::vector<std::uint64_t>& values = kept.values;
+    values.clear();
+    if constexpr (std::ranges::sized_range<R>) values.reserve(std::ranges::size(keys));
     for (auto&& k : keys) {
       std::uint64_t low;
       if constexpr (std::same_as<std::remove_cvref_t<decltype(k)>, digest>) low = k.low;
       else low = this->hash(k).low;
-      probes.push_back({items_ == 0 ? 0 : value_of(low), probes.size()});
+      values.push_back(items_ == 0 ? 0 : value_of(low));
     }
-    if (answers != nullptr) answers->assign(probes.size(), 0);
-    if (items_ == 0) return 0;
-    // Few keys against many buckets: one lookup each costs less than ordering them.
-    if (probes.size() < 64) {
-      std::size_t hits = 0;
-      for (const probe& p : probes) {
+    const std::size_t count = values.size();
+    if (answers != nullptr) answers->assign(count, 0);
+    std::size_t hits = 0;
+    if (items_ != 0) {
+      // Chunks small enough that an index fits below each value (all of them together unless the range
+      // nears 2^64).
+      const auto value_bits = static_cast<unsigned>(std::bit_width(range_ - 1));
+      const auto index_bits = static_cast<unsigned>(std::bit_width(std::max<std::size_t>(count, 1) - 1));
+      const std::size_t chunk =
+          answers == nullptr || index_bits + value_bits <= 64 ? count : std::size_t{1} << (64 - value_bits);
+      for (std::size_t from = 0; from < count; from += chunk)
+        hits += answer_values(values.data() + from, std::min(chunk, count - from), from, value_bits, answers);
+    }
+    if (values.capacity() > kept_scratch_probes) {
+      std::vector<std::uint64_t>().swap(values);
+      std::vector<std::uint64_t>().swap(kept.spare);
+    }
+    return hits;
+  }
+  /// answer_many for the values v[0, n) of keys from + 0, from + 1, …: sorted in place, so that each bucket
+  /// is decoded once, however many of them fall in it (a few keys are looked up one by one).
+  std::size_t answer_values(std::uint64_t* v, std::size_t n, std::size_t from, unsigned value_bits,
+                            std::vector<char>* answers) const {
+    std::size_t hits = 0;
+    if (n < 64) {
+      for (std::size_t i = 0; i < n; ++i) {
         bool found = false;
-        decode_bucket(p.value / bucket_range_, [&](std::uint64_t value) {
-          found = value == p.value;
-          return value < p.value;
+        decode_bucket(bucket_of(v[i]), [&](std::uint64_t value) {
+          found = value == v[i];
+          return value < v[i];
         });
         hits += found;
-        if (answers != nullptr) (*answers)[p.index] = found;
+        if (answers != nullptr) (*answers)[from + i] = found;
       }
       return hits;
     }
-    detail::sort_by_uniform_key(
-        probes, [](const probe& p) { return p.value; }, static_cast<unsigned>(std::bit_width(range_ - 1)));
-    std::size_t hits = 0;
-    for (std::size_t i = 0; i < probes.size();) {
-      const std::uint64_t bucket = probes[i].value / bucket_range_;
-      std::size_t j = i;  // probes[i, j) share this bucket; they are ascending, so one pass answers them all
+    const unsigned index_bits = answers == nullptr ? 0 : static_cast<unsigned>(std::bit_width(n - 1));
+    if (index_bits != 0)
+      for (std::size_t i = 0; i < n; ++i) v[i] = v[i] << index_bits | i;
+    std::vector<std::uint64_t>& spare = scratch().spare;
+    if (spare.size() < n) spare.resize(n);
+    detail::radix_sort_bits(v, spare.data(), n, index_bits, value_bits);
+    const std::uint64_t index_mask = (std::uint64_t{1} << index_bits) - 1;
+    for (std::size_t i = 0; i < n;) {
+      const std::uint64_t bucket = bucket_of(v[i] >> index_bits);
+      std::size_t end = i + 1;  // v[i, end) fall in this bucket, ascending, so one pass answers them all
+      while (end < n && bucket_of(v[end] >> index_bits) == bucket) ++end;
+      std::size_t j = i;
       decode_bucket(bucket, [&](std::uint64_t value) {
-        while (j < probes.size() && probes[j].value <= value && probes[j].value / bucket_range_ == bucket) {
-          const bool found = probes[j].value == value;
+        for (; j < end && (v[j] >> index_bits) <= value; ++j) {
+          const bool found = (v[j] >> index_bits) == value;
           hits += found;
-          if (answers != nullptr) (*answers)[probes[j].index] = found;
-          ++j;
+          if (answers != nullptr) (*answers)[from + (v[j] & index_mask)] = found;
         }
-        return j < probes.size() && probes[j].value / bucket_range_ == bucket;
+        return j < end;
       });
-      // Past the bucket's last value: the rest of its probes are absent.
-      while (j < probes.size() && probes[j].value / bucket_range_ == bucket) ++j;
-      i = j;
+      i = end;  // past the bucket's last value, the rest of its keys are absent
     }
     return hits;
   }
@@ -373,13 +489,14 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
   /// The set a header describes, without its stream (which is checked against it afterwards).
   static golomb_coded_set shape_of(const filter_parameters& p, std::uint64_t seed = Hasher::default_seed) {
     check(p.secondary, p.layout);
-    for (std::size_t i = 3; i < p.extra.size(); ++i)
+    if (p.extra[3] > 1) throw invalid_argument("unknown code " + std::to_string(p.extra[3]));
+    for (std::size_t i = 4; i < p.extra.size(); ++i)
       if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
     if (p.extra[2] > wide_offset_shift + 1) throw invalid_argument("buckets per base beyond 2^16");
     if (p.primary % 64 != 0 || p.primary > max_filter_bits)
       throw invalid_argument("stream bits must be whole words within 2^40");
     if (p.extra[1] > p.extra[0]) throw invalid_argument("more values stored than keys given");
-    golomb_coded_set s(Hasher(seed), p.secondary, p.extra[0], p.layout);
+    golomb_coded_set s(Hasher(seed), p.secondary, p.extra[0], p.layout, p.extra[3] == 1);
     if (s.buckets_ > max_filter_bits / 32) throw invalid_argument("too many buckets");
     s.short_offsets_ = p.extra[2] != 0;
     s.offset_shift_ = s.short_offsets_ ? static_cast<std::uint32_t>(p.extra[2] - 1) : wide_offset_shift;
@@ -392,8 +509,8 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
   }
   std::uint64_t base_count() const noexcept { return items_ == 0 ? 0 : (buckets_ >> offset_shift_) + 2; }
 
-  golomb_coded_set(const Hasher& h, std::uint32_t fpr_bits, std::uint64_t items, std::uint32_t bucket_keys)
-      : hasher_(h), fpr_bits_(fpr_bits), bucket_keys_(bucket_keys), items_(items) {
+  golomb_coded_set(const Hasher& h, std::uint32_t fpr_bits, std::uint64_t items, std::uint32_t bucket_keys, bool rice)
+      : hasher_(h), fpr_bits_(fpr_bits), bucket_keys_(bucket_keys), items_(items), rice_(rice) {
     if (items == 0) return;
     if (items > (std::uint64_t{1} << (63 - fpr_bits)))
       throw invalid_argument("Golomb-coded set: " + std::to_string(items) + " keys at 2^-" + std::to_string(fpr_bits) +
@@ -401,8 +518,13 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
     range_ = items << fpr_bits;
     // Gaps between n values spread over n·2^P are geometric with p = 2^−P.
     const double p = std::ldexp(1.0, -static_cast<int>(fpr_bits));
-    code_ = detail::golomb_code::for_probability(p);
+    code_ = rice ? detail::golomb_code(std::uint64_t{1} << (fpr_bits - 1)) : detail::golomb_code::for_probability(p);
     bucket_range_ = std::max<std::uint64_t>(1, std::uint64_t{bucket_keys} << fpr_bits);
+    bucket_shift_ = std::has_single_bit(bucket_range_) ? static_cast<std::uint32_t>(std::countr_zero(bucket_range_))
+                                                       : 64;
+    // A group of codes read from one 64-bit load: about k + 2.54 bits each, so that four of them at k = 7
+    // overrun the 57 bits a load always holds in well under one group in a thousand.
+    rice_group_ = std::clamp(48u / (fpr_bits + 2), 1u, 8u);
     buckets_ = (range_ + bucket_range_ - 1) / bucket_range_;
   }
 
@@ -411,7 +533,7 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
   void encode(const std::vector<std::uint64_t>& values) {
     stored_ = values.size();
     std::vector<std::uint64_t> start(buckets_ + 1);  // each bucket's first bit, then the stream's end
-    // About P + 1.5 bits per value; reserving avoids regrowing a stream of hundreds of megabytes.
+    // About P + 1.54 bits per value; reserving avoids regrowing a stream of hundreds of megabytes.
     bits_.reserve(values.size() * (fpr_bits_ + 3) / 64 + 2);
     std::uint64_t at = 0;
     std::size_t i = 0;
@@ -445,6 +567,9 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
     }
   }
 
+  std::uint64_t bucket_of(std::uint64_t value) const noexcept {
+    return bucket_shift_ < 64 ? value >> bucket_shift_ : value / bucket_range_;
+  }
   std::uint64_t bucket_offset(std::uint64_t b) const noexcept {
     return bases_[b >> offset_shift_] + (short_offsets_ ? std::uint64_t{offsets16_[b]} : std::uint64_t{offsets32_[b]});
   }
@@ -454,7 +579,10 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
   std::uint32_t bucket_keys_ = default_bucket_keys;
   std::uint64_t items_ = 0, stored_ = 0, range_ = 1, bucket_range_ = 1, buckets_ = 0;
   detail::golomb_code code_;
-  bool short_offsets_ = true;                       // 16-bit offsets; false for files of the first layout (32-bit)
+  bool rice_ = true;                 // M = 2^(P−1); false for files before it (M by the Gallager–van Voorhis rule)
+  std::uint32_t rice_group_ = 1;     // codes decoded from one 64-bit load
+  std::uint32_t bucket_shift_ = 64;  // log2 of the bucket range when it is a power of two, else 64
+  bool short_offsets_ = true;        // 16-bit offsets; false for files of the first layout (32-bit)
   std::uint32_t offset_shift_ = wide_offset_shift;  // log2 of the buckets per base
   std::vector<std::uint64_t> bits_;
   std::vector<std::uint16_t> offsets16_;

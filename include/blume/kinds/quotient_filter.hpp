@@ -140,7 +140,8 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
     if (r > quotient_max_remainder_bits)
       throw invalid_argument("quotient filter: remainder bits must be at most " +
                              std::to_string(quotient_max_remainder_bits) + ", got " + std::to_string(r));
-    if (s / quotient_block_slots + 1 + quotient_overflow_blocks > max_filter_bits / quotient_block_bits(r))
+    const std::uint64_t blocks = s / quotient_block_slots + (s % quotient_block_slots != 0) + quotient_overflow_blocks;
+    if (blocks > max_filter_bits / quotient_block_bits(r))
       throw invalid_argument("quotient filter: " + std::to_string(s) + " slots of " + std::to_string(r) +
                              "-bit remainders exceed the maximum of 2^40 bits (128 GiB)");
     if (r > 64 - std::bit_width(s - 1))  // s·2^r ≤ 2^64 ⟺ s ≤ 2^(64−r) ⟺ bit_width(s − 1) ≤ 64 − r
@@ -533,6 +534,24 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
     return b * 64 + 63 - static_cast<std::uint64_t>(std::countl_zero(w));
   }
 
+  /// The t-th (t ≥ 1) run of block b's quotients, when it ends within block b behind an exact offset, as
+  /// slots within the block; `in_block` is false otherwise. Nearly always the frontier and the run's end both
+  /// lie in the block: one select in one word, and the previous run's end is the highest runend below it
+  /// (none when the run is the block's first). The run starts no lower than `low` (the quotient's own slot).
+  struct block_run {
+    bool in_block;
+    unsigned start, end;
+  };
+  block_run run_in_block(std::uint64_t b, unsigned t, unsigned low) const noexcept {
+    const unsigned o = stored_offset(b);
+    const std::uint64_t ends = runends(b) & (~std::uint64_t{0} << (o & 63));
+    if (o >= 64 || static_cast<unsigned>(std::popcount(ends)) < t) return {false, 0, 0};
+    const unsigned end = detail::select64(ends, t - 1, pdep_);
+    const std::uint64_t before = ends & ((std::uint64_t{1} << end) - 1);
+    const unsigned after_previous = before != 0 ? 64 - static_cast<unsigned>(std::countl_zero(before)) : o;
+    return {true, std::max(low, after_previous), end};
+  }
+
   struct run_position {
     std::uint64_t start, end;  // the slots of q's run, when q has one
   };
@@ -540,18 +559,8 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
   run_position run_of(std::uint64_t q, std::uint64_t occ) const noexcept {
     const std::uint64_t b = q >> 6;
     const auto t = static_cast<unsigned>(std::popcount(occ & (~std::uint64_t{0} >> (63 - (q & 63)))));
-    // Nearly always the frontier and q's run end both lie in q's own block: one select in one word, and the
-    // previous run's end is the highest runend below it (none when q's run is the block's first).
-    const unsigned o = stored_offset(b);
-    if (o < 64) {
-      const std::uint64_t ends = runends(b) & (~std::uint64_t{0} << o);
-      if (static_cast<unsigned>(std::popcount(ends)) >= t) {
-        const unsigned end = detail::select64(ends, t - 1, pdep_);
-        const std::uint64_t before = ends & ((std::uint64_t{1} << end) - 1);
-        const std::uint64_t after_previous = before != 0 ? 64 - static_cast<unsigned>(std::countl_zero(before)) : o;
-        return {std::max(q, b * 64 + after_previous), b * 64 + end};
-      }
-    }
+    if (const block_run run = run_in_block(b, t, static_cast<unsigned>(q & 63)); run.in_block)
+      return {b * 64 + run.start, b * 64 + run.end};
     const std::uint64_t frontier = b * 64 + offset(b);
     const std::uint64_t end = select_runend(frontier, t);
     const std::uint64_t after_previous = t == 1 ? frontier : previous_runend(end, frontier) + 1;
@@ -599,14 +608,9 @@ class quotient_filter : public detail::key_interface<quotient_filter<Hasher>> {
     const std::uint64_t occ = occupieds(b);
     const bool occupied = occ >> (q & 63) & 1;
     const auto t = static_cast<unsigned>(std::popcount(occ & (~std::uint64_t{0} >> (63 - (q & 63)))));
-    const unsigned o = stored_offset(b);
-    const std::uint64_t ends = runends(b) & (~std::uint64_t{0} << (o & 63));
-    if (o >= 64 || static_cast<unsigned>(std::popcount(ends)) < std::max(t, 1u))
-      return occupied && count_fingerprint(f, true) != 0;
-    const unsigned end = detail::select64(ends, std::max(t, 1u) - 1, pdep_);
-    const std::uint64_t before = ends & ((std::uint64_t{1} << end) - 1);
-    const unsigned after_previous = before != 0 ? 64 - static_cast<unsigned>(std::countl_zero(before)) : o;
-    const unsigned start = std::max(static_cast<unsigned>(q & 63), after_previous);
+    const block_run run = run_in_block(b, std::max(t, 1u), static_cast<unsigned>(q & 63));
+    if (!run.in_block) return occupied && count_fingerprint(f, true) != 0;
+    const unsigned start = run.start, end = run.end;
     const unsigned length = end + 1 - std::min(start, end + 1);  // 0 when an unoccupied q lies past the run
     if (length > lanes_) return occupied && count_fingerprint(f, true) != 0;
     const std::uint64_t bit = start * r_;
