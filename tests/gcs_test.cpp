@@ -8,6 +8,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <iterator>
+#include <ranges>
 #include <vector>
 
 #include "blume/io/format.hpp"
@@ -126,6 +127,82 @@ TEST(GolombCodedSet, BulkLookupsAnswerAsOneByOne) {
   }
 }
 
+// Batches of no keys, of one key many times over, of digests, and on an empty set.
+TEST(GolombCodedSet, BulkLookupsOfEmptyRepeatedAndHashedBatches) {
+  const auto keys = present_keys(20'000);
+  const gcs s = gcs::build(keys, 9);
+  std::vector<char> out;
+  EXPECT_EQ(s.contains_many(std::vector<std::uint64_t>{}, std::back_inserter(out)), 0u);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(s.count_contained(std::vector<std::uint64_t>{}), 0u);
+  std::vector<std::uint64_t> repeated(500, keys[17]);
+  repeated.insert(repeated.end(), 500, absent_keys(1)[0]);
+  EXPECT_EQ(s.contains_many(repeated, std::back_inserter(out)), 500u + s.contains(absent_keys(1)[0]) * 500u);
+  ASSERT_EQ(out.size(), repeated.size());
+  for (std::size_t i = 0; i < 500; ++i) ASSERT_TRUE(out[i]) << i;
+  std::vector<blume::digest> digests;
+  for (std::size_t i = 0; i < 300; ++i) digests.push_back(s.hash(keys[i * 7]));
+  EXPECT_EQ(s.count_contained(digests), digests.size());
+  const gcs empty = gcs::build(std::vector<std::uint64_t>{}, 9);
+  out.clear();
+  EXPECT_EQ(empty.contains_many(keys, std::back_inserter(out)), 0u);
+  EXPECT_EQ(out, std::vector<char>(keys.size(), 0));
+}
+
+// A bulk call made while another runs on the same thread (from the keys' range, or from the output) answers
+// with buffers of its own, leaving the outer call's intact.
+TEST(GolombCodedSet, BulkLookupsInsideBulkLookupsKeepTheirOwnBuffers) {
+  const auto keys = present_keys(20'000);
+  const auto absent = absent_keys(20'000);
+  const gcs outer = gcs::build(keys, 9, 1);
+  const gcs inner = gcs::build(absent, 9, 2);
+  std::vector<std::uint64_t> probes(keys.begin(), keys.begin() + 3000);
+  probes.insert(probes.end(), absent.begin(), absent.begin() + 3000);
+  const std::vector<std::uint64_t> inner_batch(absent.begin(), absent.begin() + 200);
+  std::size_t inner_hits = 0;
+  auto counting = probes | std::views::transform([&](std::uint64_t k) {
+                    inner_hits += inner.count_contained(inner_batch);
+                    return k;
+                  });
+  std::vector<char> out;
+  const std::size_t hits = outer.contains_many(counting, std::back_inserter(out));
+  ASSERT_EQ(out.size(), probes.size());
+  EXPECT_EQ(inner_hits, probes.size() * inner_batch.size());
+  std::size_t expected = 0;
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    ASSERT_EQ(out[i] != 0, outer.contains(probes[i])) << i;
+    expected += out[i] != 0;
+  }
+  EXPECT_EQ(hits, expected);
+  // From the output: each answer written triggers a bulk lookup of its own.
+  struct nesting_output {
+    const gcs* set;
+    const std::vector<std::uint64_t>* batch;
+    std::vector<char>* answers;
+    std::size_t* inner_hits;
+    nesting_output& operator*() { return *this; }
+    nesting_output& operator++() { return *this; }
+    nesting_output operator++(int) { return *this; }
+    nesting_output& operator=(bool a) {
+      answers->push_back(a);
+      *inner_hits += set->count_contained(*batch);
+      return *this;
+    }
+    using difference_type = std::ptrdiff_t;
+  };
+  std::vector<char> again;
+  inner_hits = 0;
+  outer.contains_many(probes, nesting_output{&inner, &inner_batch, &again, &inner_hits});
+  EXPECT_EQ(again, out);
+  EXPECT_EQ(inner_hits, probes.size() * inner_batch.size());
+}
+
+TEST(GolombCodedSet, ABudgetFarBeyondThirtyTwoBitsAKeyPlansTheLargestP) {
+  const blume::filter_plan p = blume::plan_for_bits(100, blume::max_filter_bits, gcs::kind);
+  EXPECT_EQ(p.hashes, 32u);
+  EXPECT_LE(p.bits, blume::max_filter_bits);
+}
+
 TEST(GolombCodedSet, EmptyAndDuplicateKeySets) {
   const gcs empty = gcs::build(std::vector<std::uint64_t>{}, 8);
   EXPECT_FALSE(empty.contains(std::uint64_t{1}));
@@ -190,25 +267,56 @@ TEST(GolombCodedSetFormat, GolombCodedFilesLoadAsTheyAreAndUnknownCodesAreRefuse
 // A stream whose bits were replaced before the checksum (long runs of ones, codes that overrun their
 // bucket) is answered without reading outside it, by the Rice path's long-code fallback and bounds.
 TEST(GolombCodedSetFormat, ForgedStreamsNeverReadOutsideIt) {
-  const gcs s = gcs::build(blume_test::present_keys(5'000), 8, 3);
-  const auto bytes = blume::to_bytes(s);
-  blume::file_header h = blume::decode_header(bytes);
-  const std::size_t words = h.primary / 64;
-  for (const std::uint64_t pattern :
-       std::initializer_list<std::uint64_t>{~std::uint64_t{0}, 0, 0x00ff00ff00ff00ff, 0x8000000000000001}) {
-    auto bad = bytes;
-    for (std::size_t w = 0; w + 1 < words; ++w)  // the zero end word stays, or the file is refused
-      std::memcpy(bad.data() + blume::header_size + w * 8, &pattern, 8);
-    h.payload_checksum = XXH64(bad.data() + blume::header_size, bad.size() - blume::header_size, 0);
-    const auto header = blume::encode_header(h);
-    std::copy(header.begin(), header.end(), bad.begin());
-    const gcs forged = blume::from_bytes<gcs>(bad);
-    const auto probes = blume_test::absent_keys(3'000);
-    std::size_t hits = 0;
-    for (const std::uint64_t k : probes) hits += forged.contains(k);
-    EXPECT_LE(hits, probes.size());
-    EXPECT_LE(forged.count_contained(probes), probes.size());
+  for (const blume::gcs_code code : {blume::gcs_code::rice, blume::gcs_code::golomb}) {
+    for (const std::uint32_t p : {2u, 8u, 32u}) {
+      const gcs s = gcs::build(blume_test::present_keys(5'000), p, 3, 64, code);
+      const auto bytes = blume::to_bytes(s);
+      blume::file_header h = blume::decode_header(bytes);
+      const std::size_t words = h.primary / 64;
+      for (const std::uint64_t pattern :
+           std::initializer_list<std::uint64_t>{~std::uint64_t{0}, 0, 0x00ff00ff00ff00ff, 0x8000000000000001}) {
+        auto bad = bytes;
+        for (std::size_t w = 0; w + 1 < words; ++w)  // the zero end word stays, or the file is refused
+          std::memcpy(bad.data() + blume::header_size + w * 8, &pattern, 8);
+        h.payload_checksum = XXH64(bad.data() + blume::header_size, bad.size() - blume::header_size, 0);
+        const auto header = blume::encode_header(h);
+        std::copy(header.begin(), header.end(), bad.begin());
+        const gcs forged = blume::from_bytes<gcs>(bad);
+        const auto probes = blume_test::absent_keys(3'000);
+        std::size_t hits = 0;
+        for (const std::uint64_t k : probes) hits += forged.contains(k);
+        std::vector<char> bulk;
+        EXPECT_EQ(forged.contains_many(probes, std::back_inserter(bulk)), forged.count_contained(probes));
+        ASSERT_EQ(bulk.size(), probes.size());
+        for (std::size_t i = 0; i < probes.size(); i += 101)
+          EXPECT_EQ(bulk[i] != 0, forged.contains(probes[i])) << "P = " << p << ", probe " << i;
+        EXPECT_LE(hits, probes.size());
+      }
+    }
   }
+}
+
+// A range beyond 2^58 leaves fewer than 2^6 index bits below a value: the bulk calls take the keys in chunks.
+// The set is forged (2^26 keys given at 2^-32 with no value stored), so that it costs a few bytes.
+TEST(GolombCodedSetFormat, BulkLookupsOfRangesNearTwoToTheSixtyFourTakeTheKeysInChunks) {
+  const gcs small = gcs::build(blume_test::present_keys(10), 32, 3, 1u << 20);
+  blume::file_header h = blume::decode_header(blume::to_bytes(small));
+  const std::uint64_t n = std::uint64_t{1} << 26;  // values in [0, 2^58), 64 buckets of 2^52
+  h.primary = 64;
+  h.extra = {n, 0, 17, 1, 0, 0};
+  h.inserted = n;
+  std::vector<std::byte> payload(8 + (65 + 3) / 4 * 8 + 2 * 8, std::byte{0});
+  h.payload_size = payload.size();
+  h.payload_checksum = XXH64(payload.data(), payload.size(), 0);
+  const auto header = blume::encode_header(h);
+  std::vector<std::byte> bytes(header.begin(), header.end());
+  bytes.insert(bytes.end(), payload.begin(), payload.end());
+  const gcs forged = blume::from_bytes<gcs>(bytes);
+  const auto probes = blume_test::absent_keys(1'000);
+  std::vector<char> bulk;
+  EXPECT_EQ(forged.contains_many(probes, std::back_inserter(bulk)), 0u);
+  EXPECT_EQ(bulk, std::vector<char>(probes.size(), 0));
+  EXPECT_EQ(forged.count_contained(probes), 0u);
 }
 
 TEST(GolombCodedSetFormat, ForgedOffsetsNeverReadOutsideTheStream) {

@@ -157,8 +157,6 @@ TEST(Golden, EveryKindWritesTheseBytes) {
   });
 }
 
-// Files of a kind's earlier default hasher (split-block with XXH3-128, up to 0.1.0) still write the bytes they
-// were pinned with: the same keys as above, built through the type itself.
 // The Golomb-coded set as it was written before the Rice code (extra[3] = 0, 96 keys per bucket): still
 // written byte for byte by gcs_code::golomb, and read back as it is.
 TEST(Golden, GolombCodedSetsOfTheGolombCodeWriteTheseBytes) {
@@ -178,6 +176,8 @@ TEST(Golden, GolombCodedSetsOfTheGolombCodeWriteTheseBytes) {
   for (const auto& k : golden_keys("golden-key-", 1000)) ASSERT_TRUE(back.contains(std::string_view(k))) << k;
 }
 
+// Files of a kind's earlier default hasher (split-block with XXH3-128, up to 0.1.0) still write the bytes they
+// were pinned with: the same keys as above, built through the type itself.
 TEST(Golden, EarlierHashTypesWriteTheseBytes) {
   const std::map<std::string, golden, std::less<>> pinned = {
       {"split-block", {1344u, 0x93e76093483f5a64ull, 0x38631021719822a1ull}},

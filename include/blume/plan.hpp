@@ -776,12 +776,14 @@ filter_plan plan_gcs_for_rate(std::uint64_t items, double fpr) {
 template <kind_model K>
 filter_plan plan_gcs_for_bits(std::uint64_t items, std::uint64_t bits) {
   check_budget(items, bits);
-  int p = static_cast<int>(std::floor(static_cast<double>(bits) / static_cast<double>(items) - gcs_overhead_bits));
+  // Clamped before the cast: a budget of up to 2^40 bits for a few keys is far beyond any int.
+  int p = static_cast<int>(std::min(32.0, std::floor(static_cast<double>(bits) / static_cast<double>(items) -
+                                                     gcs_overhead_bits)));
   while (p >= 1 && gcs_expected_bits(items, p) > bits) --p;  // whole words may take it past a small budget
   if (p < 1)
     throw invalid_argument("a Golomb-coded set of " + std::to_string(items) + " keys needs more than " +
                            std::to_string(bits) + " bits");
-  return plan_gcs<K>(items, std::min(p, 32));
+  return plan_gcs<K>(items, p);
 }
 
 /// Quotient filter: s = ⌈items / quotient_plan_load⌉ slots rounded up to whole blocks of 64, then the fewest

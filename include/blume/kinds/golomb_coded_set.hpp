@@ -3,8 +3,8 @@
 // the structure behind BIP 158's compact block filters): the keys' hashes reduced to [0, n·2^P), sorted,
 // and stored as coded gaps. An absent key's value collides with a stored one with probability about
 // n / (n·2^P) = 2^−P. The gaps are roughly geometric with mean 2^P:
-//  * The Rice code (the default) takes M = 2^(P−1): a code is a unary quotient, a zero and P − 1 bits,
-//    P + 1 + e^(−1/2)/(1 − e^(−1/2)) ≈ P + 1.54 bits a gap. Its length is the unary part plus a constant,
+//  * The Rice code (the default) takes M = 2^(P−1): a code is a unary quotient q, a zero and P − 1 bits,
+//    P + E[q] = P + e^(−1/2)/(1 − e^(−1/2)) ≈ P + 1.54 bits a gap. Its length is the unary part plus a constant,
 //    so one code follows the next after a bit count and a shift.
 //  * The Golomb code with the optimal M ≈ 2^P·ln 2 (Gallager & van Voorhis) takes about P + 1.47, within a
 //    few hundredths of a bit of the information-theoretic bound, but its truncated-binary remainder puts
@@ -22,7 +22,8 @@
 //
 // A bulk lookup (contains_many, count_contained) sorts its keys' values (a radix sort) and decodes each
 // bucket they fall in once, from its start, answering every key in it on the way. Its buffers (17 bytes a
-// key) are kept by the thread for its next call while they hold at most 2^21 keys.
+// key) are kept by the thread for its next call while they hold at most 2^21 keys; a bulk lookup made while
+// another is running on the thread (from the keys' range or the output) takes buffers of its own.
 //
 // Thread safety: const calls may run concurrently; nothing changes after construction.
 #pragma once
@@ -208,19 +209,20 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
   template <std::ranges::input_range R, class Out>
     requires std::output_iterator<Out, bool>
   std::size_t contains_many(const R& keys, Out out) const {
-    std::vector<char>& answers = scratch().answers;
-    const std::size_t hits = answer_many(keys, &answers);
+    scratch_lease lease;
+    std::vector<char>& answers = lease.buffers().answers;
+    const std::size_t hits = answer_many(keys, lease.buffers(), &answers);
     for (char a : answers) {
       *out = a != 0;
       ++out;
     }
-    if (answers.capacity() > kept_scratch_probes) std::vector<char>().swap(answers);
     return hits;
   }
   /// How many of `keys` the filter answers true for.
   template <std::ranges::input_range R>
   std::size_t count_contained(const R& keys) const {
-    return answer_many(keys, nullptr);
+    scratch_lease lease;
+    return answer_many(keys, lease.buffers(), nullptr);
   }
 
   /// Keys given (duplicates included): n in the range n·2^P.
@@ -396,20 +398,44 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
   struct bulk_scratch {
     std::vector<std::uint64_t> values, spare;
     std::vector<char> answers;
+    bool busy = false;
   };
   static constexpr std::size_t kept_scratch_probes = std::size_t{1} << 21;  // 34 MiB a thread at most
-  static bulk_scratch& scratch() noexcept {
-    thread_local bulk_scratch kept;
-    return kept;
-  }
+  /// One bulk call's buffers: the thread's kept ones, or buffers of its own when a bulk call is already using
+  /// them on this thread (the keys' range or the output iterator may make bulk lookups too). The kept ones
+  /// are given back, shrunk past kept_scratch_probes, however the call ends.
+  class scratch_lease {
+   public:
+    scratch_lease() noexcept : kept_(kept_scratch()), nested_(kept_.busy) { kept_.busy = true; }
+    scratch_lease(const scratch_lease&) = delete;
+    scratch_lease& operator=(const scratch_lease&) = delete;
+    ~scratch_lease() {
+      if (nested_) return;
+      kept_.busy = false;
+      if (kept_.values.capacity() > kept_scratch_probes || kept_.answers.capacity() > kept_scratch_probes) {
+        std::vector<std::uint64_t>().swap(kept_.values);
+        std::vector<std::uint64_t>().swap(kept_.spare);
+        std::vector<char>().swap(kept_.answers);
+      }
+    }
+    bulk_scratch& buffers() noexcept { return nested_ ? own_ : kept_; }
+
+   private:
+    static bulk_scratch& kept_scratch() noexcept {
+      thread_local bulk_scratch kept;
+      return kept;
+    }
+    bulk_scratch& kept_;
+    bool nested_;
+    bulk_scratch own_;
+  };
 
   /// The bulk lookups: the keys' values sorted (a radix sort, each value with its key's index in the bits
   /// below it when answers are wanted), then each bucket they fall in decoded once, from its start to its
   /// last key's value. Answers go to `answers` in the keys' order when it is given.
   template <class R>
-  std::size_t answer_many(const R& keys, std::vector<char>* answers) const {
-    bulk_scratch& kept = scratch();
-    std::vector<std::uint64_t>& values = kept.values;
+  std::size_t answer_many(const R& keys, bulk_scratch& scratch, std::vector<char>* answers) const {
+    std::vector<std::uint64_t>& values = scratch.values;
     values.clear();
     if constexpr (std::ranges::sized_range<R>) values.reserve(std::ranges::size(keys));
     for (auto&& k : keys) {
@@ -429,18 +455,15 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
       const std::size_t chunk =
           answers == nullptr || index_bits + value_bits <= 64 ? count : std::size_t{1} << (64 - value_bits);
       for (std::size_t from = 0; from < count; from += chunk)
-        hits += answer_values(values.data() + from, std::min(chunk, count - from), from, value_bits, answers);
-    }
-    if (values.capacity() > kept_scratch_probes) {
-      std::vector<std::uint64_t>().swap(values);
-      std::vector<std::uint64_t>().swap(kept.spare);
+        hits += answer_values(values.data() + from, std::min(chunk, count - from), from, value_bits, scratch.spare,
+                              answers);
     }
     return hits;
   }
   /// answer_many for the values v[0, n) of keys from + 0, from + 1, …: sorted in place, so that each bucket
   /// is decoded once, however many of them fall in it (a few keys are looked up one by one).
   std::size_t answer_values(std::uint64_t* v, std::size_t n, std::size_t from, unsigned value_bits,
-                            std::vector<char>* answers) const {
+                            std::vector<std::uint64_t>& spare, std::vector<char>* answers) const {
     std::size_t hits = 0;
     if (n < 64) {
       for (std::size_t i = 0; i < n; ++i) {
@@ -457,7 +480,6 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
     const unsigned index_bits = answers == nullptr ? 0 : static_cast<unsigned>(std::bit_width(n - 1));
     if (index_bits != 0)
       for (std::size_t i = 0; i < n; ++i) v[i] = v[i] << index_bits | i;
-    std::vector<std::uint64_t>& spare = scratch().spare;
     if (spare.size() < n) spare.resize(n);
     detail::radix_sort_bits(v, spare.data(), n, index_bits, value_bits);
     const std::uint64_t index_mask = (std::uint64_t{1} << index_bits) - 1;
