@@ -160,10 +160,34 @@ TEST(GolombCodedSet, BulkLookupsInsideBulkLookupsKeepTheirOwnBuffers) {
   probes.insert(probes.end(), absent.begin(), absent.begin() + 3000);
   const std::vector<std::uint64_t> inner_batch(absent.begin(), absent.begin() + 200);
   std::size_t inner_hits = 0;
-  auto counting = probes | std::views::transform([&](std::uint64_t k) {
-                    inner_hits += inner.count_contained(inner_batch);
-                    return k;
-                  });
+  // The keys' range: reading a key makes a bulk lookup in another set (a hand-written input range, as
+  // clang 14 cannot instantiate std::views over libstdc++ 12).
+  struct nesting_keys {
+    const std::vector<std::uint64_t>* keys;
+    const gcs* set;
+    const std::vector<std::uint64_t>* batch;
+    std::size_t* hits;
+    struct iterator {
+      using value_type = std::uint64_t;
+      using difference_type = std::ptrdiff_t;
+      const nesting_keys* range = nullptr;
+      std::size_t at = 0;
+      std::uint64_t operator*() const {
+        *range->hits += range->set->count_contained(*range->batch);
+        return (*range->keys)[at];
+      }
+      iterator& operator++() {
+        ++at;
+        return *this;
+      }
+      void operator++(int) { ++at; }
+      bool operator==(const iterator& other) const { return at == other.at; }
+    };
+    iterator begin() const { return {this, 0}; }
+    iterator end() const { return {this, keys->size()}; }
+  };
+  static_assert(std::ranges::input_range<nesting_keys>);
+  const nesting_keys counting{&probes, &inner, &inner_batch, &inner_hits};
   std::vector<char> out;
   const std::size_t hits = outer.contains_many(counting, std::back_inserter(out));
   ASSERT_EQ(out.size(), probes.size());
