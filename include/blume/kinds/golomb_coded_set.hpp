@@ -193,16 +193,7 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
     return s;
   }
 
-  bool contains(const digest& d) const noexcept {
-    if (items_ == 0) return false;
-    const std::uint64_t v = value_of(d.low);
-    bool found = false;
-    decode_bucket(bucket_of(v), [&](std::uint64_t value) {
-      found = value == v;
-      return value < v;  // on, while below v
-    });
-    return found;
-  }
+  bool contains(const digest& d) const noexcept { return items_ != 0 && contains_value(value_of(d.low)); }
 
   /// Writes one bool per key (or digest) to `out`, in order; returns how many answered true. Each bucket the
   /// keys fall in is decoded once.
@@ -330,6 +321,16 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
       value += gap + 1;
       if (!visit(value)) return;
     }
+  }
+
+  /// Whether value v (of a non-empty set) is stored: its bucket decoded up to the first value not below it.
+  bool contains_value(std::uint64_t v) const noexcept {
+    bool found = false;
+    decode_bucket(bucket_of(v), [&](std::uint64_t value) {
+      found = value == v;
+      return value < v;  // on, while below v
+    });
+    return found;
   }
 
   /// Where a Rice-coded bucket (M = 2^k, k ≥ 1) is being decoded: the next code's bit, the bucket's end,
@@ -467,11 +468,7 @@ class golomb_coded_set : public detail::key_interface<golomb_coded_set<Hasher>> 
     std::size_t hits = 0;
     if (n < 64) {
       for (std::size_t i = 0; i < n; ++i) {
-        bool found = false;
-        decode_bucket(bucket_of(v[i]), [&](std::uint64_t value) {
-          found = value == v[i];
-          return value < v[i];
-        });
+        const bool found = contains_value(v[i]);
         hits += found;
         if (answers != nullptr) (*answers)[from + i] = found;
       }
