@@ -173,15 +173,21 @@ std::string geometry(const F& f, std::uint64_t capacity, double fpr) {
                          f.hashes();
                          f.sets();
                        }) {
-    return std::to_string(f.cells()) + " cells of " + std::to_string(8 * sizeof(typename F::cell_type)) +
-           " bits, k = " + std::to_string(f.hashes()) + ", " + std::to_string(f.sets()) + " sets";
+    return std::to_string(f.cells()) + " cells of " + std::to_string(8 * sizeof(typename F::cell_type)) + " bits" +
+           (f.layout() == cell_layout::blocked ? " in 64-byte blocks" : "") + ", k = " + std::to_string(f.hashes()) +
+           ", " + std::to_string(f.sets()) + " sets";
   } else if constexpr (requires {
                          f.cells();
                          f.hashes();
                          typename F::value_type;
                        }) {
-    return std::to_string(f.cells()) + " cells of " + std::to_string(8 * sizeof(typename F::value_type)) +
-           " bits, k = " + std::to_string(f.hashes());
+    std::string out =
+        std::to_string(f.cells()) + " cells of " + std::to_string(8 * sizeof(typename F::value_type)) + " bits";
+    if constexpr (requires {
+                    { f.layout() } -> std::same_as<cell_layout>;
+                  })
+      if (f.layout() == cell_layout::blocked) out += " in 64-byte blocks";
+    return out + ", k = " + std::to_string(f.hashes());
   } else if constexpr (bit_array_filter<F> && can_count<F>) {
     return std::to_string(cell_bits<F>()) + "-bit counters: " + std::to_string(f.bits()) +
            " counters, k = " + std::to_string(f.hashes());
@@ -207,7 +213,8 @@ std::string geometry(const F& f, std::uint64_t capacity, double fpr) {
 ///  - erase, and == between the filters built one key at a time and in bulk, exist where the kind has them.
 /// The rate is kind_setup<F>::fpr unless the constructor is given one (the FPR sweep). Memory: size_in_bytes(). Predicted FPR: the kind's model at n keys where
 /// it takes a key count (predicted_fpr_at), else its model in the state after the n inserts.
-template <class F>
+/// `Cells`: the cell layout of the kinds built on lattice cells (spatial, compact), which take one.
+template <class F, cell_layout Cells = cell_layout::classic>
 class kind_contestant {
  public:
   static constexpr double default_fpr = kind_setup<F>::fpr;
@@ -313,12 +320,15 @@ class kind_contestant {
                                             typename F::time_point>,
                     "a kind that takes the time is built as (window, fpr, window time, seed, now)");
       return F(capacity, fpr, std::chrono::nanoseconds{0}, F::hasher_type::default_seed, now());
-    } else if constexpr (requires(std::span<const std::uint64_t> sizes) { F(sizes, fpr); }) {
+    } else if constexpr (requires(std::span<const std::uint64_t> sizes) { F(sizes, fpr, Cells); }) {
       // Planned for its sets: the keys shared out over valued_sets sets, as insert numbers them.
       std::vector<std::uint64_t> sizes(valued_sets, capacity / valued_sets);
       for (std::uint64_t i = 0; i < capacity % valued_sets; ++i) ++sizes[i];
-      return F(sizes, fpr);
+      return F(sizes, fpr, Cells);
+    } else if constexpr (std::constructible_from<F, std::uint64_t, double, cell_layout>) {
+      return F(capacity, fpr, Cells);
     } else {
+      static_assert(Cells == cell_layout::classic, "a kind without cells of its own has no cell layout");
       return F(capacity, fpr);
     }
   }

@@ -173,6 +173,10 @@ std::vector<contestant_entry<Keys>> all_contestants() {
   for_each_benchmarked_kind([&](auto type) {
     using F = typename decltype(type)::type;
     out.push_back({label<F>(), F::name, true, &measure_once<kind_contestant<F>, Keys>, F::kind, forgets_v<F>});
+    // The kinds of lattice cells run in both layouts under their one name, blocked beside classic.
+    if constexpr (has_cell_layouts<F>)
+      out.push_back({label<F>() + " (blocked)", F::name, true,
+                     &measure_once<kind_contestant<F, cell_layout::blocked>, Keys>, F::kind, forgets_v<F>});
   });
   out.push_back({std::string(names::unordered_set), "unordered_set", false,
                  &measure_once<std_unordered_set_contestant<key>, Keys>});

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cmath>
+#include <concepts>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -42,6 +43,12 @@ struct kind_setup<golomb_coded_set<>> {
 template <class F>
 concept benchmarked_kind = F::input == kind_input::keys || (!F::is_static && takes_valued_inserts<F>);
 inline constexpr std::uint64_t valued_sets = 4;
+
+/// Kinds built on lattice cells, which come in two layouts (classic and blocked): the benchmark runs both.
+template <class F>
+concept has_cell_layouts = requires(const F& f) {
+  { f.layout() } -> std::same_as<cell_layout>;
+};
 
 /// "The rest of the family": kinds with a capability the plain Bloom kinds lack and the family run
 /// measures: erase (timed), refusing keys when full (refusals are failures), forgetting by design (its

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -90,6 +91,14 @@ inline std::vector<report_field> describe_filter(const any_filter& filter, const
       [&](const auto& f) {
         using F = std::decay_t<decltype(f)>;
         // Each kind's own fields, found by the members that report them.
+        if constexpr (requires {
+                        { f.layout() } -> std::same_as<cell_layout>;
+                      }) {
+          const bool blocked = f.layout() == cell_layout::blocked;
+          add("cell layout",
+              blocked ? "blocked (a key's cells in one 64-byte block)" : "classic (a key's cells anywhere)",
+              json_string(blocked ? "blocked" : "classic"));
+        }
         if constexpr (requires {
                         f.recall_after(std::uint64_t{});
                         f.half_forgotten_after();

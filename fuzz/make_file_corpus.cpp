@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -57,14 +58,14 @@ F full(F f) {
   return f;
 }
 
-/// A small filter of `kind`, holding a few keys.
-any_filter sample(filter_kind kind) {
+/// A small filter of `kind`, holding a few keys; a kind of lattice cells in `cells` layout.
+any_filter sample(filter_kind kind, std::optional<cell_layout> cells = std::nullopt) {
   constexpr std::uint64_t items = 40;
   constexpr double fpr = 0.05;
   if (input_of(kind) == kind_input::keys_with_values) {
     std::vector<std::uint32_t> values(items);
     for (std::uint32_t i = 0; i < items; ++i) values[i] = i % 15 + 1;
-    return build_map_filter(kind, keys(items), values, fpr);
+    return build_map_filter(kind, keys(items), values, fpr, std::nullopt, cells);
   }
   if (input_of(kind) == kind_input::included_and_excluded)
     return cascade_filter::build(keys(items), keys(4 * items, items));
@@ -186,6 +187,11 @@ void write_family(const std::filesystem::path& dir, std::string_view family) {
     auto few = spatial_bloom_filter<>::with_geometry(64, 3, 3);
     for (std::uint32_t i = 0; i < 12; ++i) few.insert(fuzz_key(i), 1 + i % 3);
     write(dir, "spatial-3-sets", few);
+    write(dir, "spatial-blocked", sample(spatial_bloom_filter<>::kind, cell_layout::blocked));
+    write(dir, "compact-blocked", sample(compact_approximator<>::kind, cell_layout::blocked));
+    auto one_block = spatial_bloom_filter<>::with_geometry(64, 5, 3, xxh3_hasher::default_seed, cell_layout::blocked);
+    for (std::uint32_t i = 0; i < 12; ++i) one_block.insert(fuzz_key(i), 1 + i % 3);
+    write(dir, "spatial-one-block", one_block);
   } else if (family == "bitarray") {
     write(dir, "layered", sample(layered_bloom_filter<>::kind));
     write(dir, "vi-counting", sample(variable_increment_counting_filter<>::kind));
@@ -216,6 +222,9 @@ void write_every_kind(const std::filesystem::path& dir) {
     using F = typename decltype(type)::type;
     write(dir, std::string(F::name), sample(F::kind));
   });
+  // The second layout of the kinds of lattice cells.
+  write(dir, "spatial-blocked", sample(spatial_bloom_filter<>::kind, cell_layout::blocked));
+  write(dir, "compact-blocked", sample(compact_approximator<>::kind, cell_layout::blocked));
 }
 
 }  // namespace

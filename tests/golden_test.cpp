@@ -157,6 +157,35 @@ TEST(Golden, EveryKindWritesTheseBytes) {
   });
 }
 
+// Blocked cells (extra[5] = 1) of the spatial filter and the compact approximator, from golden_filter's keys
+// and values: the block by reduce(d.high, blocks), the probes by the fields of d.low (format.md).
+TEST(Golden, BlockedCellsWriteTheseBytes) {
+  const std::map<std::string, golden, std::less<>> pinned = {
+      {"spatial", {13696u, 0x6f7c6dc61bfc0743ull, 0x540f5d31e440a685ull}},
+      {"compact", {83968u, 0x4387b040e40a1191ull, 0x2bd929a7ef235adaull}},
+  };
+  const auto keys = golden_keys("golden-key-", 1000);
+  std::vector<std::uint64_t> values;
+  for (int i = 0; i < 1000; ++i) values.push_back(static_cast<std::uint64_t>(i % 200 + 1));
+  for (const auto& [name, expected] : pinned) {
+    const blume::filter_kind kind = *blume::parse_kind(name);
+    const blume::any_filter f =
+        blume::build_map_filter(kind, keys, values, 0.01, std::nullopt, blume::cell_layout::blocked);
+    std::vector<std::byte> bytes;
+    std::visit([&](const auto& typed) { bytes = blume::to_bytes(typed, {1000, 0.01}); }, f);
+    const blume::file_header h = blume::decode_header(bytes);
+    EXPECT_EQ(h.extra[5], 1u) << name;
+    const golden now{h.payload_size, XXH64(bytes.data() + blume::header_size, h.payload_size, 0),
+                     XXH64(bytes.data(), blume::header_size, 0)};
+    EXPECT_EQ(now.payload_size, expected.payload_size) << name;
+    EXPECT_EQ(now.payload_xxh64, expected.payload_xxh64) << name;
+    EXPECT_EQ(now.header_xxh64, expected.header_xxh64) << name;
+    const blume::any_filter back = blume::filter_from_bytes(bytes);
+    for (const auto& k : keys)
+      ASSERT_TRUE(std::visit([&](const auto& t) { return t.contains(std::string_view(k)); }, back));
+  }
+}
+
 // The Golomb-coded set as it was written before the Rice code (extra[3] = 0, 96 keys per bucket): still
 // written byte for byte by gcs_code::golomb, and read back as it is.
 TEST(Golden, GolombCodedSetsOfTheGolombCodeWriteTheseBytes) {

@@ -48,6 +48,7 @@ struct build_options {
   unsigned threads = 2;
   bool progress = true;                      // shown only on a terminal either way
   std::optional<std::uint32_t> value_bits;   // bloomier: unset means the widest value's width
+  std::optional<cell_layout> cells;          // spatial, compact: where a key's cells lie (unset: classic)
   std::string included, excluded;            // cascade: the two key files
   bool redisbloom = false;                   // RedisBloom's own filter, for `blume redis push`
   std::optional<integer_universe> universe;  // kinds of integer keys (egh): their keys are [0, U)
@@ -58,7 +59,7 @@ struct build_options {
 /// The command line as given: the options, and text the callback parses into them.
 struct build_args {
   build_options options;
-  std::string items, fpr = "1%", kind, format = "lines", universe, zone, memory;
+  std::string items, fpr = "1%", kind, format = "lines", universe, zone, memory, cells;
 };
 
 /// The kind `build` uses when none is given: split-block, the fastest, when it can meet the rate;
@@ -143,7 +144,7 @@ any_filter build_map(const build_options& o, filter_kind kind, std::uint64_t& ke
     });
   });
   keys = names.size();
-  return build_map_filter(kind, names, values, o.fpr, o.value_bits);
+  return build_map_filter(kind, names, values, o.fpr, o.value_bits, o.cells);
 }
 
 /// A cascade from the two key files.
@@ -177,8 +178,8 @@ int build_integer_keyed(const build_options& o, filter_kind kind, std::optional<
   if (!o.universe) throw invalid_argument("a " + name + " filter needs --universe U: its keys are the integers [0, U)");
   if (o.zone && o.memory) throw invalid_argument("--zone and --memory both size the filter: give one");
   if (o.items != 0) throw invalid_argument("--items does not size a " + name + " filter: --zone (or --memory) does");
-  if (!o.included.empty() || !o.excluded.empty() || o.value_bits)
-    throw invalid_argument("--included, --excluded and --value-bits are not for a " + name + " filter");
+  if (!o.included.empty() || !o.excluded.empty() || o.value_bits || o.cells)
+    throw invalid_argument("--included, --excluded, --value-bits and --cells are not for a " + name + " filter");
   key_source source(o.input, o.format);
   std::uint64_t zone = 0;
   if (o.zone) {
@@ -275,6 +276,8 @@ int run_build(const build_options& options) {
     throw invalid_argument(
         "--universe, --zone and --memory are for the kinds of integer keys (--kind " +
         kind_names_where([](auto type) { return decltype(type)::type::input == kind_input::integers; }) + ")");
+  if (o.cells && !(o.kind && input_of(*o.kind) == kind_input::keys_with_values))
+    throw invalid_argument("--cells is for --kind spatial or compact, whose cells hold values");
   if (o.kind && input_of(*o.kind) != kind_input::keys) {
     std::uint64_t keys = 0;
     const bool keys_with_values = input_of(*o.kind) == kind_input::keys_with_values;
@@ -404,6 +407,9 @@ void register_build(CLI::App& app, int& status) {
       ->add_option("--value-bits", opts.value_bits,
                    "bloomier: bits per value, 1-32 (default: the widest value's); input lines are KEY<TAB>VALUE")
       ->check(CLI::Range(1, 32));
+  build->add_option("--cells", a->cells,
+                    "spatial, compact: classic (a key's cells anywhere; default) or blocked (all in one 64-byte "
+                    "block: one cache miss a lookup, for more cells at the same rate)");
   build->footer(
       "Keys, wherever they come from (a file, standard input, the command line): with --format lines one "
       "trailing CR is not part of a key, and empty keys are skipped. A fixed-size filter given keys past "
@@ -429,6 +435,9 @@ void register_build(CLI::App& app, int& status) {
     if (!a->universe.empty()) o.universe = parse_universe(a->universe, "--universe");
     if (!a->zone.empty()) o.zone = parse_count(a->zone, "--zone", 1.8e19);
     if (!a->memory.empty()) o.memory = parse_bytes(a->memory, "--memory");
+    if (a->cells == "classic") o.cells = cell_layout::classic;
+    else if (a->cells == "blocked") o.cells = cell_layout::blocked;
+    else if (!a->cells.empty()) throw invalid_argument("--cells must be classic or blocked, got '" + a->cells + "'");
     status = run_build(o);
   });
 }

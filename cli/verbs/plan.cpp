@@ -32,12 +32,13 @@ struct plan_options {
   std::optional<std::uint32_t> sets;         // spatial rows: the items shared out over this many sets
   std::optional<integer_universe> universe;  // kinds of integer keys (egh): their keys are [0, U)
   std::optional<std::uint64_t> zone;         // … and no false positive while they hold at most this many
+  std::optional<cell_layout> cells;          // the kinds of lattice cells (spatial, compact): their layout
   bool json = false;
 };
 
 /// The command line as given: text until the callback parses it.
 struct plan_args {
-  std::string items, fpr, memory, kind, key_bytes = "24", excluded, universe, zone;
+  std::string items, fpr, memory, kind, key_bytes = "24", excluded, universe, zone, cells;
   std::uint32_t sets = 0;
   std::uint32_t value_bits = 0;
   bool json = false;
@@ -52,6 +53,17 @@ concept planned_with_value_bits = requires(std::uint64_t n, double fpr, std::uin
 /// A kind planned for the sizes of several sets (a spatial filter).
 template <class F>
 concept planned_per_set = requires(std::span<const std::uint64_t> sizes, double fpr) { F::plan(sizes, fpr); };
+
+/// A kind of lattice cells, planned in either cell layout.
+template <class F>
+concept planned_in_layouts = requires(std::uint64_t n, double fpr) {
+  F::plan(n, fpr, cell_layout{});
+} || requires(std::span<const std::uint64_t> sizes, double fpr) { F::plan(sizes, fpr, cell_layout{}); };
+bool has_cell_layouts(filter_kind k) {
+  bool has = false;
+  visit_kind(k, [&](auto type) { has = planned_in_layouts<typename decltype(type)::type>; });
+  return has;
+}
 
 /// Whether the command line gives what kind `k` needs to be planned beyond a key count and a rate.
 bool has_inputs_for(filter_kind k, const plan_options& o) {
@@ -134,7 +146,9 @@ int run_plan(const plan_options& o) {
     kinds.assign(all_kinds.begin(), all_kinds.end());
     // A kind with inputs of its own is planned when its input's size is given.
     for (const filter_kind k : map_kinds)
-      if (has_inputs_for(k, o) && (o.value_bits || o.sets || o.excluded)) kinds.push_back(k);
+      if (has_inputs_for(k, o) && (o.value_bits || o.sets || o.excluded || (o.cells && has_cell_layouts(k))))
+        kinds.push_back(k);
+    if (o.cells) std::erase_if(kinds, [](filter_kind k) { return !has_cell_layouts(k); });
   }
   const double n = static_cast<double>(o.items);
   // The largest filter blume builds: a bigger budget is capped, and says so.
@@ -154,7 +168,14 @@ int run_plan(const plan_options& o) {
         });
       } else if (o.memory_bytes) {
         // The budget in the kind's own unit (bits, counters, cells): what its memory buys.
-        row.plan = plan_for_bits(o.items, std::max<std::uint64_t>(1, plan_units_in(budget_bits / 8, k)), k);
+        const std::uint64_t units = std::max<std::uint64_t>(1, plan_units_in(budget_bits / 8, k));
+        if (o.cells)
+          visit_kind(k, [&](auto type) {
+            using F = typename decltype(type)::type;
+            if constexpr (requires { F::plan_for_bits(o.items, units, cell_layout{}); })
+              row.plan = F::plan_for_bits(o.items, units, *o.cells);
+          });
+        if (!row.plan) row.plan = plan_for_bits(o.items, units, k);
         if (!(row.plan->predicted_fpr < useless_rate)) {
           row.problem = "budget too small: the rate would be " + percent(row.plan->predicted_fpr);
           row.plan.reset();
@@ -168,7 +189,9 @@ int run_plan(const plan_options& o) {
                                 // The items shared out as evenly as whole keys allow, the first sets taking the rest.
                                 std::vector<std::uint64_t> sizes(*o.sets, o.items / *o.sets);
                                 for (std::uint64_t i = 0; i < o.items % *o.sets; ++i) ++sizes[i];
-                                row.plan = F::plan(sizes, *o.fpr);
+                                row.plan = F::plan(sizes, *o.fpr, o.cells.value_or(cell_layout::classic));
+                              } else if constexpr (planned_in_layouts<F>) {
+                                row.plan = F::plan(o.items, *o.fpr, o.cells.value_or(cell_layout::classic));
                               }
                             }) &&
                  row.plan) {
@@ -322,6 +345,11 @@ plan_options to_options(const plan_args& a, const CLI::App& plan) {
       else if constexpr (planned_per_set<F>)
         throw invalid_argument("--kind " + std::string(F::name) + ": give the number of sets with --sets");
     });
+  if (a.cells == "classic") o.cells = cell_layout::classic;
+  else if (a.cells == "blocked") o.cells = cell_layout::blocked;
+  else if (!a.cells.empty()) throw invalid_argument("--cells must be classic or blocked, got '" + a.cells + "'");
+  if (o.cells && o.kind && !has_cell_layouts(*o.kind))
+    throw invalid_argument("--cells is for --kind spatial or compact, whose cells hold values");
   if (cascade_only && !o.excluded)
     throw invalid_argument("--kind cascade: give the excluded set's size with --excluded");
   o.key_bytes = parse_count(a.key_bytes, "--key-bytes", 1e6);
@@ -344,6 +372,9 @@ void register_plan(CLI::App& app, int& status) {
   plan->add_option("--sets", a->sets,
                    "spatial: the number of sets the items are shared out over, in priority order; adds the spatial "
                    "row");
+  plan->add_option("--cells", a->cells,
+                   "spatial, compact: classic (a key's cells anywhere; default) or blocked (all in one 64-byte block); "
+                   "blocked leaves the other kinds out");
   plan->add_option("--excluded", a->excluded,
                    "cascade: keys of the excluded set (--items is the included set); adds the cascade row");
   plan->add_option("--universe", a->universe, "egh: its keys are the integers [0, U) (e.g. 65536, 2^32, 2^64)");

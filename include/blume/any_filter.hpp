@@ -78,21 +78,28 @@ inline any_filter build_static_filter(filter_kind kind, std::vector<std::uint64_
 /// A kind built from keys with values (kind_input::keys_with_values) from the pairs keys[i] → values[i],
 /// sized for them at `fpr`, as the kind reads the pairs (its from_pairs): a Bloomier map's values, a
 /// spatial filter's set numbers, a compact approximator's values. `value_bits` is the Bloomier map's value
-/// width (unset: the widest value's); other kinds refuse it.
+/// width (unset: the widest value's); `layout` the cells' layout of the kinds built on lattice cells
+/// (unset: classic). Other kinds refuse them.
 template <std::ranges::input_range Keys, std::ranges::input_range Values>
 any_filter build_map_filter(filter_kind kind, const Keys& keys, const Values& values, double fpr,
-                            std::optional<std::uint32_t> value_bits = std::nullopt) {
+                            std::optional<std::uint32_t> value_bits = std::nullopt,
+                            std::optional<cell_layout> layout = std::nullopt) {
   std::optional<any_filter> built;
   const bool known = visit_kind(kind, [&](auto type) {
     using F = typename decltype(type)::type;
     if constexpr (F::input != kind_input::keys_with_values) {
       throw invalid_argument("a " + std::string(F::name) + " filter is not built from keys with values");
-    } else if constexpr (requires { F::from_pairs(keys, values, fpr, value_bits); }) {
-      built.emplace(F::from_pairs(keys, values, fpr, value_bits));
     } else {
-      if (value_bits)
+      if (value_bits && !requires { F::from_pairs(keys, values, fpr, value_bits); })
         throw invalid_argument("value bits are for a bloomier map, not a " + std::string(F::name) + " filter");
-      built.emplace(F::from_pairs(keys, values, fpr));
+      if (layout && !requires { F::from_pairs(keys, values, fpr, *layout); })
+        throw invalid_argument("a cell layout is for the spatial and compact kinds, not a " + std::string(F::name) +
+                               " filter");
+      if constexpr (requires { F::from_pairs(keys, values, fpr, value_bits); })
+        built.emplace(F::from_pairs(keys, values, fpr, value_bits));
+      else if constexpr (requires { F::from_pairs(keys, values, fpr, *layout); })
+        built.emplace(F::from_pairs(keys, values, fpr, layout.value_or(cell_layout::classic)));
+      else built.emplace(F::from_pairs(keys, values, fpr));
     }
   });
   if (!known) detail::unknown_kind(kind);

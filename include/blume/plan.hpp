@@ -999,13 +999,28 @@ struct spatial_set_rates {
 };
 
 /// Each set's predicted rates in m cells with k probes, the sets holding `sizes` keys in priority order.
-inline std::vector<spatial_set_rates> spatial_rates(std::span<const std::uint64_t> sizes, double m, double k) {
+/// `block` is the cells of a block when every key's cells lie in one (0: anywhere). Blocked, the cells
+/// at least i in a key's block are those N_{≥i}'s keys reached there, so an absent key's cells are all at
+/// least i at the blocked rate of N_{≥i} keys (math::blocked_fpr), a member of set i has all its cells
+/// raised by a later set at the blocked rate of N_{>i}, and a cell set i wrote escapes the later sets with
+/// probability e^{−λ(1 − (1 − 1/B)^k)}, λ = N_{>i}·B/m their keys per block.
+inline std::vector<spatial_set_rates> spatial_rates(std::span<const std::uint64_t> sizes, double m, double k,
+                                                    std::uint32_t block = 0) {
   std::vector<spatial_set_rates> rates(sizes.size());
   double after = 0;  // N_{>i}
+  double all_after = block != 0 ? 0.0 : -1.0;
   for (std::size_t i = sizes.size(); i-- > 0;) {
     const double from = after + static_cast<double>(sizes[i]);
-    rates[i] = {math::spatial_false_positive(from, after, m, k), math::spatial_misreport(after, m, k),
-                math::spatial_emersion(after, m, k)};
+    if (block == 0) {
+      rates[i] = {math::spatial_false_positive(from, after, m, k), math::spatial_misreport(after, m, k),
+                  math::spatial_emersion(after, m, k)};
+    } else {
+      const double all_from = math::blocked_fpr(from, m, k, block);
+      const double lambda = after * block / m;
+      rates[i] = {std::max(0.0, all_from - all_after), all_after,
+                  std::exp(lambda * std::expm1(k * std::log1p(-1.0 / block)))};
+      all_after = all_from;
+    }
     after = from;
   }
   return rates;
@@ -1014,9 +1029,10 @@ inline std::vector<spatial_set_rates> spatial_rates(std::span<const std::uint64_
 /// Spatial: for each k, the fewest cells at which the worst set (the larger of its two error rates) meets
 /// ε; the k that needs the fewest cells wins. Near the optimum the worst rate is the first set's misreport
 /// or the union's false positives shared out, both classic-like in N, so the search starts from the classic
-/// size for N keys. bits = cells; predicted_fpr = the worst set's rate.
+/// size for N keys. bits = cells; predicted_fpr = the worst set's rate. With `block` cells to a block (0: the
+/// classic layout) the cells come in whole blocks, and the blocked model's best k is lower.
 template <kind_model K>
-filter_plan plan_spatial(std::span<const std::uint64_t> sizes, double fpr) {
+filter_plan plan_spatial(std::span<const std::uint64_t> sizes, double fpr, std::uint32_t block = 0) {
   if (sizes.empty()) throw invalid_argument("a spatial filter needs at least one set");
   std::uint64_t total = 0;
   for (const std::uint64_t n : sizes) {
@@ -1026,15 +1042,22 @@ filter_plan plan_spatial(std::span<const std::uint64_t> sizes, double fpr) {
   const double ideal = checked_ideal_bits(std::max<std::uint64_t>(total, 1), fpr);
   const auto worst = [&](std::uint64_t m, std::uint32_t k) {
     double w = 0;
-    for (const spatial_set_rates& r : spatial_rates(sizes, static_cast<double>(m), k)) w = std::max(w, r.worst());
+    for (const spatial_set_rates& r : spatial_rates(sizes, static_cast<double>(m), k, block))
+      w = std::max(w, r.worst());
     return w;
   };
   filter_plan best;
   const std::uint32_t k0 = math::optimal_hash_count(ideal, static_cast<double>(std::max<std::uint64_t>(total, 1)));
-  const std::uint64_t hi = std::min<std::uint64_t>(max_filter_bits, static_cast<std::uint64_t>(4 * ideal) + 64);
-  for (std::uint32_t k = std::max<std::uint32_t>(1, k0 > 3 ? k0 - 3 : 1); k <= std::min(max_hashes, k0 + 3); ++k) {
-    const std::uint64_t m = smallest_satisfying(1, hi, [&](std::uint64_t cells) { return worst(cells, k) <= fpr; });
-    if (m > hi) continue;
+  const std::uint64_t granule = block != 0 ? block : 1;
+  const std::uint64_t hi =
+      std::min<std::uint64_t>(max_filter_bits, static_cast<std::uint64_t>(4 * ideal) + 64) / granule;
+  const std::uint32_t below = block != 0 ? 5 : 3;
+  for (std::uint32_t k = std::max<std::uint32_t>(1, k0 > below ? k0 - below : 1); k <= std::min(max_hashes, k0 + 3);
+       ++k) {
+    const std::uint64_t units =
+        smallest_satisfying(1, hi, [&](std::uint64_t u) { return worst(u * granule, k) <= fpr; });
+    if (units > hi) continue;
+    const std::uint64_t m = units * granule;
     if (best.bits == 0 || m < best.bits) {
       best = make_plan<K>(total, m, k);
       best.predicted_fpr = worst(m, k);

@@ -73,11 +73,19 @@ struct hashing_as {
 };
 
 py::object build(const std::string& kind_name_arg, py::object keys, double fpr, py::object values, py::object excluded,
-                 std::optional<std::uint32_t> value_bits) {
+                 std::optional<std::uint32_t> value_bits, std::optional<std::string> cells_arg) {
   const auto kind = parse_kind(kind_name_arg);
   if (!kind) throw invalid_argument("unknown filter kind '" + kind_name_arg + "' (see blume.kinds())");
   if (value_bits && *kind != bloomier_filter<>::kind)
     throw invalid_argument("value_bits is for a bloomier map, not a " + kind_name_arg + " filter");
+  std::optional<cell_layout> cells;
+  if (cells_arg) {
+    if (*cells_arg == "classic") cells = cell_layout::classic;
+    else if (*cells_arg == "blocked") cells = cell_layout::blocked;
+    else throw invalid_argument("cells must be 'classic' or 'blocked', got '" + *cells_arg + "'");
+    if (input_of(*kind) != kind_input::keys_with_values)
+      throw invalid_argument("cells is for the spatial and compact kinds, not a " + kind_name_arg + " filter");
+  }
   switch (input_of(*kind)) {
     case kind_input::included_and_excluded: {
       if (excluded.is_none())
@@ -106,7 +114,7 @@ py::object build(const std::string& kind_name_arg, py::object keys, double fpr, 
       if (ks.size() != vs.size())
         throw invalid_argument(std::to_string(ks.size()) + " keys but " + std::to_string(vs.size()) + " values");
       py::gil_scoped_release release;
-      any_filter f = build_map_filter(*kind, ks, vs, fpr, value_bits);
+      any_filter f = build_map_filter(*kind, ks, vs, fpr, value_bits, cells);
       // Recorded as `blume build` records it: the keys and the rate asked for.
       const filter_design design = ks.empty() ? filter_design{} : filter_design{ks.size(), fpr};
       py::gil_scoped_acquire acquire;
@@ -223,9 +231,12 @@ void bind_files(py::module_& m, py::class_<py_filter>& c) {
       "payload checksum, so a filter of any size opens in microseconds.");
   m.def("build", &build, py::arg("kind"), py::arg("keys"), py::arg("fpr") = 0.01, py::kw_only(),
         py::arg("values") = py::none(), py::arg("excluded") = py::none(), py::arg("value_bits") = py::none(),
+        py::arg("cells") = py::none(),
         "A filter of any kind from all its keys at once, sized for them: the static kinds (xor8, xor16, fuse8, "
         "fuse16, gcs) from keys; bloomier, spatial and compact from a dict (or keys and values=); a cascade from "
-        "its included keys and excluded=; every other kind from keys, sized to their count.");
+        "its included keys and excluded=; every other kind from keys, sized to their count. cells='blocked' puts "
+        "each key's cells of a spatial or compact filter in one 64-byte block (one cache miss a lookup, more "
+        "cells for the same rate); 'classic' (the default) spreads them.");
 }
 
 }  // namespace blume::python

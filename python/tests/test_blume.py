@@ -327,6 +327,13 @@ def test_delete_count_and_find():
         s.add("w")  # a value is needed
     with pytest.raises(blume.InvalidArgument):
         s.add("w", 3)  # its sets were fixed when it was built
+    blocked = blume.build("spatial", {f"k{i}": 1 + i % 3 for i in range(3000)}, cells="blocked")
+    assert all(blocked.find(f"k{i}") >= 1 + i % 3 for i in range(3000))
+    assert blocked.info()["cell_layout"] == "blocked" and s.info()["cell_layout"] == "classic"
+    with pytest.raises(blume.InvalidArgument, match="classic' or 'blocked"):
+        blume.build("compact", {"x": 1}, cells="tiled")
+    with pytest.raises(blume.InvalidArgument, match="spatial and compact"):
+        blume.build("bloom", ["x"], cells="blocked")
     b = blume.build("bloomier", ["a", "b"], values=[7, 9])
     assert (b.find("a"), b.find("b")) == (7, 9)
     cascade = blume.build("cascade", ["in"], excluded=["out"])

@@ -226,6 +226,47 @@ class BuildQueryInfo(Tool):
         self.assertIn("spatial", plan)
         self.assertFails(("plan", "--items", "1M", "--fpr", "1%", "--kind", "spatial"), "--sets")
 
+    def test_blocked_cells_answer_as_the_classic_ones(self):
+        # --cells blocked puts each key's cells in one 64-byte block: the same answers' guarantees, more cells.
+        records = self.path("areas.tsv")
+        with open(records, "w") as f:
+            f.write("".join(f"{k}\t{1 + i % 3}\n" for i, k in enumerate(KEYS)))
+        sizes = {}
+        for cells in ("classic", "blocked"):
+            out = self.path(f"{cells}.blume")
+            run("build", "--kind", "spatial", "--cells", cells, "--input", records, "--output", out, check=0)
+            answers = run("query", out, *KEYS[:3000], check=0).stdout.decode().splitlines()
+            self.assertTrue(all(int(line.split("\t")[1]) >= 1 + i % 3 for i, line in enumerate(answers)))
+            info = json.loads(run("info", "--json", out, check=0).stdout)
+            self.assertEqual(info["cell_layout"], cells)
+            self.assertTrue(all(max(s["false_positive"], s["misreport"]) <= 0.01 for s in info["sets"]))
+            self.assertIn("cell layout:", run("info", out, check=0).stdout.decode())
+            sizes[cells] = info["cells"]
+        self.assertGreater(sizes["blocked"], sizes["classic"])
+        out = self.path("seen.blume")
+        run("build", "--kind", "compact", "--cells", "blocked", "--output", out, check=0,
+            stdin="".join(f"{k}\t{i + 1}\n" for i, k in enumerate(KEYS[:2000])).encode())
+        answers = run("query", out, *KEYS[:2000], check=0).stdout.decode().splitlines()
+        self.assertTrue(all(int(line.split("\t")[1]) >= i + 1 for i, line in enumerate(answers)))
+        plans = {cells: json.loads(run("plan", "--items", "1M", "--fpr", "1%", "--kind", "compact", "--cells", cells,
+                                       "--json", check=0).stdout)
+                 for cells in ("classic", "blocked")}
+        rows = {cells: next(r for r in plan["kinds"] if r["kind"] == "compact") for cells, plan in plans.items()}
+        self.assertGreater(rows["blocked"]["bits"], rows["classic"]["bits"])
+        self.assertEqual(rows["blocked"]["cells"] % 16, 0)
+        out_plan = run("plan", "--items", "1M", "--fpr", "1%", "--sets", "4", "--cells", "blocked", check=0)
+        self.assertEqual(sorted(line.split()[0] for line in out_plan.stdout.decode().splitlines()
+                                if line.startswith(("spatial", "compact"))), ["compact", "spatial"])
+        self.assertFails(("plan", "--items", "1M", "--fpr", "1%", "--kind", "bloom", "--cells", "blocked"),
+                         "--cells is for")
+        self.assertFails(("build", "--kind", "spatial", "--cells", "tiled", "--output", self.path("x.blume")),
+                         "classic or blocked", stdin=b"a\t1\n")
+        self.assertFails(("build", "--kind", "bloom", "--cells", "blocked", "--output", self.path("x.blume")),
+                         "--cells is for", stdin=b"a\n")
+        self.assertFails(("build", "--kind", "bloomier", "--cells", "blocked", "--output", self.path("x.blume")),
+                         "cell layout is for the spatial and compact kinds", stdin=b"a\t1\n")
+        self.assertFalse(os.path.exists(self.path("x.blume")))
+
     def test_compact_approximator_answers_an_upper_bound(self):
         records = self.path("seen.tsv")
         with open(records, "w") as f:

@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// An array of m cells holding lattice values, probed k times per key with the classic probe sequence:
-// the storage and probing the compact approximator and the spatial filter share. Inserting joins the
-// value into the key's k cells; a lookup meets them. Cells are native unsigned integers, little-endian in
-// files (hash.hpp asserts a little-endian host), so a file's payload is used in place.
+// An array of m cells holding lattice values, probed k times per key: the storage and probing the compact
+// approximator and the spatial filter share. Inserting joins the value into the key's k cells; a lookup
+// meets them. Cells are native unsigned integers, little-endian in files (hash.hpp asserts a little-endian
+// host), so a file's payload is used in place.
+//
+// Two layouts. Classic: the k cells anywhere in the array (the classic probe sequence), k cache misses a
+// lookup. Blocked: all k cells in one 64-byte block (as the blocked Bloom filter does for bits), one miss;
+// keys spread unevenly over blocks, so the same rate takes more cells (math::blocked_fpr, exact for these
+// probes), more the wider the cell, since a block holds fewer of them.
 #pragma once
 
+#include <bit>
+#include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -63,6 +70,12 @@ struct bitset_lattice {
   static constexpr T meet(T a, T b) noexcept { return static_cast<T>(a & b); }
 };
 
+/// Where a key's k cells lie (see lattice_cells.hpp): anywhere in the array, or all in one 64-byte block.
+enum class cell_layout : std::uint8_t { classic = 0, blocked = 1 };
+/// The header's extra field that records the cell layout (0 classic, 1 blocked) in files of the kinds
+/// built on lattice cells; earlier readers require it zero, so they refuse blocked files instead of misreading them.
+inline constexpr std::size_t cell_layout_field = 5;
+
 namespace detail {
 
 template <lattice L>
@@ -74,36 +87,59 @@ class lattice_cells {
   using value_type = typename L::value_type;
   /// The largest cell count: a cell array may take up to 2^40 bits.
   static constexpr std::uint64_t max_cells = max_filter_bits / (8 * sizeof(value_type));
+  /// Cells in one 64-byte block of the blocked layout (64 of 8 bits … 8 of 64 bits).
+  static constexpr std::uint32_t block_cells = 64 / sizeof(value_type);
+  static constexpr unsigned block_offset_bits = std::countr_zero(block_cells);
 
   /// Bytes of `cells` cells, in whole 64-bit words (the payload's size).
   static constexpr std::uint64_t bytes_for(std::uint64_t cells) noexcept {
     return (cells * sizeof(value_type) + 7) / 8 * 8;
   }
-  static void check(std::uint64_t cells, std::uint32_t hashes) {
+  static void check(std::uint64_t cells, std::uint32_t hashes, cell_layout layout) {
     if (cells == 0 || cells > max_cells)
       throw invalid_argument("cells must be in [1, " + std::to_string(max_cells) + "], got " + std::to_string(cells));
     if (hashes == 0 || hashes > max_hashes)
       throw invalid_argument("hashes must be in [1, 64], got " + std::to_string(hashes));
+    if (layout == cell_layout::blocked && cells % block_cells != 0)
+      throw invalid_argument("blocked cells come in blocks of " + std::to_string(block_cells) + " (64 bytes), got " +
+                             std::to_string(cells) + " cells");
+    if (layout != cell_layout::classic && layout != cell_layout::blocked)
+      throw invalid_argument("unknown cell layout " + std::to_string(static_cast<int>(layout)));
   }
 
-  lattice_cells(std::uint64_t cells, std::uint32_t hashes)
-      : lattice_cells(cells, hashes, (check(cells, hashes), byte_storage::allocate(bytes_for(cells)))) {}
+  lattice_cells(std::uint64_t cells, std::uint32_t hashes, cell_layout layout = cell_layout::classic)
+      : lattice_cells(cells, hashes, layout, (check(cells, hashes, layout), byte_storage::allocate(bytes_for(cells)))) {
+  }
   /// Over a payload of exactly bytes_for(cells) bytes; the caller checked the geometry and the size.
-  lattice_cells(std::uint64_t cells, std::uint32_t hashes, byte_storage storage) noexcept
-      : cells_(cells), hashes_(hashes), storage_(std::move(storage)) {}
+  lattice_cells(std::uint64_t cells, std::uint32_t hashes, cell_layout layout, byte_storage storage) noexcept
+      : cells_(cells), hashes_(hashes), layout_(layout), storage_(std::move(storage)) {}
 
   void join(const digest& d, value_type v) noexcept {
+    if (blocked()) {
+      value_type* block = block_of(d);
+      block_offsets_loop<block_offset_bits>(d.low, hashes_, [&](unsigned o) { block[o] = L::join(block[o], v); });
+      return;
+    }
     value_type* c = data();
     double_hashing_probes(d, hashes_, cells_, [&](std::uint64_t i) {
       c[i] = L::join(c[i], v);
       return true;
     });
   }
-  /// The meet of the key's k cells; stops at bottom, below which nothing can fall.
+  /// The meet of the key's k cells. Classic: stops at bottom, below which nothing can fall. Blocked: meets
+  /// them all, branch-free, since they are in one cache line and a mispredicted exit costs more.
   value_type meet(const digest& d) const noexcept {
-    const value_type* c = data();
     value_type acc{};
     bool first = true;
+    if (blocked()) {
+      const value_type* block = block_of(d);
+      block_offsets_loop<block_offset_bits>(d.low, hashes_, [&](unsigned o) {
+        acc = first ? block[o] : L::meet(acc, block[o]);
+        first = false;
+      });
+      return acc;
+    }
+    const value_type* c = data();
     double_hashing_probes(d, hashes_, cells_, [&](std::uint64_t i) {
       acc = first ? c[i] : L::meet(acc, c[i]);
       first = false;
@@ -143,6 +179,28 @@ class lattice_cells {
 
   std::uint64_t cells() const noexcept { return cells_; }
   std::uint32_t hashes() const noexcept { return hashes_; }
+  cell_layout layout() const noexcept { return layout_; }
+  bool blocked() const noexcept { return layout_ == cell_layout::blocked; }
+
+  // The layout's model. With n keys inserted:
+  /// the rate at which all k cells of another key were reached (its false-positive rate);
+  double all_reached(double n) const noexcept {
+    const double m = static_cast<double>(cells_);
+    return blocked() ? math::blocked_fpr(n, m, hashes_, block_cells) : math::bloom_fpr(n, m, hashes_);
+  }
+  /// the expected share of cells no key reached;
+  double unreached(double n) const noexcept {
+    const double m = static_cast<double>(cells_), k = hashes_;
+    if (!blocked()) return std::exp(k * n * std::log1p(-1.0 / m));
+    const double lambda = n * block_cells / m;  // keys per block, Poisson
+    return std::exp(lambda * std::expm1(k * std::log1p(-1.0 / block_cells)));
+  }
+  /// the keys that leave `occupied` cells above bottom, inverting unreached().
+  double items_from_occupied(double occupied) const noexcept {
+    const double m = static_cast<double>(cells_);
+    return blocked() ? math::blocked_items(occupied, m, hashes_, block_cells)
+                     : math::classic_items(occupied, m, hashes_);
+  }
   value_type cell(std::uint64_t i) const noexcept { return data()[i]; }
   /// Cells above bottom: the fill the count estimate reads.
   std::uint64_t occupied() const noexcept {
@@ -161,24 +219,31 @@ class lattice_cells {
   }
 
   friend bool operator==(const lattice_cells& a, const lattice_cells& b) noexcept {
-    return a.cells_ == b.cells_ && a.hashes_ == b.hashes_ && a.storage_.size() == b.storage_.size() &&
+    return a.cells_ == b.cells_ && a.hashes_ == b.hashes_ && a.layout_ == b.layout_ &&
+           a.storage_.size() == b.storage_.size() &&
            std::memcmp(a.storage_.data(), b.storage_.data(), a.storage_.size()) == 0;
   }
 
  private:
   template <class Fn>
   void for_each_cell(const digest& d, Fn fn) const noexcept {
+    if (blocked()) return fn(block_of(d));  // the block is one cache line
     const value_type* c = data();
     double_hashing_probes(d, hashes_, cells_, [&](std::uint64_t i) {
       fn(c + i);
       return true;
     });
   }
+  const value_type* block_of(const digest& d) const noexcept {
+    return data() + reduce(d.high, cells_ / block_cells) * block_cells;
+  }
+  value_type* block_of(const digest& d) noexcept { return data() + reduce(d.high, cells_ / block_cells) * block_cells; }
   value_type* data() noexcept { return reinterpret_cast<value_type*>(storage_.data()); }
   const value_type* data() const noexcept { return reinterpret_cast<const value_type*>(storage_.data()); }
 
   std::uint64_t cells_;
   std::uint32_t hashes_;
+  cell_layout layout_;
   byte_storage storage_;
 };
 
@@ -197,6 +262,8 @@ class lattice_filter : public key_interface<Derived> {
   using hasher_type = Hasher;
   using cells_type = lattice_cells<L>;
   using value_type = typename L::value_type;
+  /// Cells in one block of the blocked layout: blocked geometries come in multiples of it.
+  static constexpr std::uint32_t block_cells = cells_type::block_cells;
 
   /// The key's answer, or nothing when the meet of its cells is bottom.
   std::optional<Answer> find(const digest& d) const noexcept { return answer(cells_.meet(d)); }
@@ -230,13 +297,11 @@ class lattice_filter : public key_interface<Derived> {
     return hits;
   }
 
-  /// Distinct keys, from the cells above bottom (the classic estimate).
-  double estimated_count() const noexcept {
-    return math::classic_items(static_cast<double>(cells_.occupied()), static_cast<double>(cells_.cells()),
-                               cells_.hashes());
-  }
+  /// Distinct keys, from the cells above bottom (the layout's estimate, inverting its expected fill).
+  double estimated_count() const noexcept { return cells_.items_from_occupied(static_cast<double>(cells_.occupied())); }
   std::uint64_t cells() const noexcept { return cells_.cells(); }
   std::uint32_t hashes() const noexcept { return cells_.hashes(); }
+  cell_layout layout() const noexcept { return cells_.layout(); }
   std::uint64_t seed() const noexcept { return hasher_.seed(); }
   const Hasher& hasher() const noexcept { return hasher_; }
 
@@ -250,16 +315,36 @@ class lattice_filter : public key_interface<Derived> {
   auto hasher_fn() const noexcept {
     return [this](const auto& k) { return hash_key(hasher_, k); };
   }
-  /// Same cells, probes and seed: what merging two filters of a kind needs first.
+  /// Same cells, probes, layout and seed: what merging two filters of a kind needs first.
   bool same_geometry(const lattice_filter& other) const noexcept {
-    return other.cells_.cells() == cells_.cells() && other.cells_.hashes() == cells_.hashes() && other.seed() == seed();
+    return other.cells_.cells() == cells_.cells() && other.cells_.hashes() == cells_.hashes() &&
+           other.cells_.layout() == cells_.layout() && other.seed() == seed();
   }
-  /// The header fields every lattice kind fills alike: primary = cells, secondary = k.
-  filter_parameters cell_parameters() const noexcept {
+  /// The header fields every lattice kind fills alike: primary = cells, secondary = k, layout = `id` (the
+  /// cell width or lattice id), extra[cell_layout_field] = the cell layout.
+  filter_parameters cell_parameters(std::uint32_t id) const noexcept {
     filter_parameters p;
     p.primary = cells_.cells();
     p.secondary = cells_.hashes();
+    p.layout = id;
+    p.extra[cell_layout_field] = static_cast<std::uint64_t>(cells_.layout());
     return p;
+  }
+  /// The cell layout a header records; invalid_argument for an unknown one.
+  static cell_layout layout_of(const filter_parameters& p) {
+    const std::uint64_t layout = p.extra[cell_layout_field];
+    if (layout > static_cast<std::uint64_t>(cell_layout::blocked))
+      throw invalid_argument("unknown cell layout " + std::to_string(layout));
+    return static_cast<cell_layout>(layout);
+  }
+  static std::string hex(std::uint32_t x) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string s;
+    do {
+      s.insert(s.begin(), digits[x % 16]);
+      x /= 16;
+    } while (x != 0);
+    return s;
   }
 
   Hasher hasher_;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "blume/detail/bits.hpp"
 #include "blume/hash.hpp"
@@ -23,6 +24,67 @@ inline bool double_hashing_probes(digest d, std::uint32_t k, std::uint64_t cells
     b += i;
   }
   return true;
+}
+
+/// The probe offsets of a key inside its block of 2^Bits slots: consecutive Bits-bit fields of x_0 = d.low,
+/// ⌊64/Bits⌋ from each 64-bit value, then of x_{t+1} = remix(x_t) for the next ones (a multiply–xorshift
+/// round: x ← (x ⊕ x≫32)·φ, then x ⊕ x≫29). The fields of one value are independent and uniform, which is
+/// what math::blocked_fpr assumes. fn(offset) for each of the k probes; up to one value's worth of probes
+/// is unrolled, so a lookup of the common k is a few dozen straight-line instructions.
+template <unsigned Bits, unsigned K, class Fn>
+[[gnu::always_inline]] inline void block_fields(std::uint64_t fields, Fn& fn) noexcept {
+  [&]<unsigned... I>(std::integer_sequence<unsigned, I...>) {
+    (fn(static_cast<unsigned>((fields >> (Bits * I)) & ((std::uint64_t{1} << Bits) - 1))), ...);
+  }(std::make_integer_sequence<unsigned, K>{});
+}
+template <unsigned Bits, class Fn>
+[[gnu::always_inline]] inline void block_offsets(std::uint64_t low, std::uint32_t k, Fn&& fn) noexcept {
+  static_assert(Bits >= 3 && Bits <= 9);
+  constexpr unsigned per_value = 64 / Bits;
+  switch (k) {  // a case for each k up to 10 that one value holds
+    case 1: return block_fields<Bits, 1>(low, fn);
+    case 2: return block_fields<Bits, 2>(low, fn);
+    case 3: return block_fields<Bits, 3>(low, fn);
+    case 4: return block_fields<Bits, 4>(low, fn);
+    case 5: return block_fields<Bits, 5>(low, fn);
+    case 6: return block_fields<Bits, 6>(low, fn);
+    case 7: return block_fields<Bits, 7>(low, fn);
+    case 8:
+      if constexpr (per_value >= 8) return block_fields<Bits, 8>(low, fn);
+      break;
+    case 9:
+      if constexpr (per_value >= 9) return block_fields<Bits, 9>(low, fn);
+      break;
+    case 10:
+      if constexpr (per_value >= 10) return block_fields<Bits, 10>(low, fn);
+      break;
+    default: break;
+  }
+  std::uint64_t source = low;
+  for (std::uint32_t done = 0; done < k; done += per_value) {
+    std::uint64_t fields = source;
+    for (std::uint32_t i = done; i < k && i < done + per_value; ++i, fields >>= Bits)
+      fn(static_cast<unsigned>(fields & ((std::uint64_t{1} << Bits) - 1)));
+    source = (source ^ (source >> 32)) * 0x9e3779b97f4a7c15ULL;
+    source ^= source >> 29;
+  }
+}
+
+/// block_offsets as a loop: the same offsets in the same order, in a few instructions whatever k is, for
+/// callers whose lookup must stay small enough to inline.
+template <unsigned Bits, class Fn>
+inline void block_offsets_loop(std::uint64_t low, std::uint32_t k, Fn&& fn) noexcept {
+  constexpr unsigned per_value = 64 / Bits;
+  std::uint64_t source = low, fields = low;
+  for (std::uint32_t i = 0, left = per_value; i < k; ++i, --left, fields >>= Bits) {
+    if (left == 0) {
+      source = (source ^ (source >> 32)) * 0x9e3779b97f4a7c15ULL;
+      source ^= source >> 29;
+      fields = source;
+      left = per_value;
+    }
+    fn(static_cast<unsigned>(fields & ((std::uint64_t{1} << Bits) - 1)));
+  }
 }
 
 template <class Layout>

@@ -10,14 +10,13 @@
 #include <utility>
 
 #include "blume/detail/geometry.hpp"
+#include "blume/detail/probe_ops.hpp"
 #include "blume/kinds/basic_bloom_filter.hpp"
 
 namespace blume {
 
-/// The block is reduce(digest.high, blocks). Probe positions are consecutive 9-bit fields of digest.low
-/// (3 bits pick one of the block's eight 64-bit words, 6 bits a bit in it): seven independent uniform
-/// probes per 64 bits, which is what math::blocked_fpr assumes. Beyond seven probes the 64-bit value is
-/// remixed (a multiply–xorshift round) for the next seven.
+/// The block is reduce(digest.high, blocks). Probe positions are 9-bit fields of digest.low (3 bits pick one
+/// of the block's eight 64-bit words, 6 bits a bit in it), seven per 64-bit value (detail::block_offsets).
 class blocked_layout {
  public:
   using word_type = std::uint64_t;
@@ -74,35 +73,10 @@ class blocked_layout {
   }
 
  private:
-  /// fn(position in block) for each probe. The common k ≤ 7 (rates down to ~0.3%) is unrolled for a
-  /// compile-time k, so a lookup is a few dozen instructions and many fit in the CPU's window at once.
+  /// fn(position in block) for each probe (detail::block_offsets: seven 9-bit fields per 64-bit value).
   template <class Fn>
   void for_each_probe(digest d, Fn&& fn) const noexcept {
-    switch (hashes_) {
-      case 1: return probes<1>(d.low, fn);
-      case 2: return probes<2>(d.low, fn);
-      case 3: return probes<3>(d.low, fn);
-      case 4: return probes<4>(d.low, fn);
-      case 5: return probes<5>(d.low, fn);
-      case 6: return probes<6>(d.low, fn);
-      case 7: return probes<7>(d.low, fn);
-      default: break;
-    }
-    std::uint64_t source = d.low;
-    for (std::uint32_t done = 0; done < hashes_; done += 7) {
-      std::uint64_t fields = source;
-      for (std::uint32_t i = done; i < hashes_ && i < done + 7; ++i, fields >>= 9)
-        fn(static_cast<unsigned>(fields & 511));
-      source = (source ^ (source >> 32)) * 0x9e3779b97f4a7c15ULL;  // remix for the next seven
-      source ^= source >> 29;
-    }
-  }
-
-  template <unsigned K, class Fn>
-  static void probes(std::uint64_t fields, Fn& fn) noexcept {
-    [&]<unsigned... I>(std::integer_sequence<unsigned, I...>) {
-      (fn(static_cast<unsigned>((fields >> (9 * I)) & 511)), ...);
-    }(std::make_integer_sequence<unsigned, K>{});
+    detail::block_offsets<9>(d.low, hashes_, fn);
   }
 
   const word_type* block_of(const word_type* words, digest d) const noexcept {

@@ -7,6 +7,9 @@
 // an upper bound that is exact unless every one of the key's cells was raised by other keys
 // (math::compact_overestimate). The Bloom filter is the two-element lattice {0, 1}.
 //
+// Cells are classic (a key's k cells anywhere) or blocked (all in one 64-byte block: one cache miss a
+// lookup, for more cells at the same rate, the more the wider the cell; lattice_cells.hpp).
+//
 // Thread safety: const calls may run concurrently; insert and merge need exclusive access.
 #pragma once
 
@@ -66,23 +69,38 @@ class compact_approximator : public detail::lattice_filter<compact_approximator<
   static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t cells) {
     return detail::plan_classic_for_bits<compact_approximator>(items, cells);
   }
+  /// The plans in `layout`: blocked, the fewest whole blocks (and the k) whose blocked rate meets `fpr`.
+  static filter_plan plan(std::uint64_t items, double fpr, cell_layout layout) {
+    if (layout == cell_layout::classic) return plan(items, fpr);
+    return detail::plan_blocked<blocked_model>(items, fpr, cells_type::block_cells);
+  }
+  static filter_plan plan_for_bits(std::uint64_t items, std::uint64_t cells, cell_layout layout) {
+    if (layout == cell_layout::classic) return plan_for_bits(items, cells);
+    return detail::plan_granular_for_bits<blocked_model>(items, cells, cells_type::block_cells, 1, 32, false);
+  }
 
   /// Sized as a classic Bloom filter for `capacity` keys at `fpr`, in cells: `fpr` is the rate at which a
   /// key never inserted answers above bottom.
   compact_approximator(std::uint64_t capacity, double fpr, std::uint64_t seed = Hasher::default_seed)
-      : compact_approximator(Hasher(seed), plan(capacity, fpr)) {}
-  /// `cells` cells probed `hashes` times per key.
+      : compact_approximator(capacity, fpr, cell_layout::classic, seed) {}
+  /// The same in `layout`.
+  compact_approximator(std::uint64_t capacity, double fpr, cell_layout layout,
+                       std::uint64_t seed = Hasher::default_seed)
+      : compact_approximator(Hasher(seed), plan(capacity, fpr, layout), layout) {}
+  /// `cells` cells probed `hashes` times per key; blocked cells come in blocks of cells_type::block_cells.
   static compact_approximator with_geometry(std::uint64_t cells, std::uint32_t hashes,
-                                            std::uint64_t seed = Hasher::default_seed) {
-    return compact_approximator(Hasher(seed), cells_type(cells, hashes), 0);
+                                            std::uint64_t seed = Hasher::default_seed,
+                                            cell_layout layout = cell_layout::classic) {
+    return compact_approximator(Hasher(seed), cells_type(cells, hashes, layout), 0);
   }
 
-  /// An approximator of the pairs keys[i] → values[i], sized for their number at `fpr`. A key given twice
-  /// answers at least the join of its values.
+  /// An approximator of the pairs keys[i] → values[i], sized for their number at `fpr` in `layout`. A key
+  /// given twice answers at least the join of its values.
   template <std::ranges::input_range Keys, std::ranges::input_range Values>
-  static compact_approximator from_pairs(const Keys& keys, const Values& values, double fpr) {
+  static compact_approximator from_pairs(const Keys& keys, const Values& values, double fpr,
+                                         cell_layout layout = cell_layout::classic) {
     const auto n = static_cast<std::uint64_t>(std::ranges::distance(keys));
-    compact_approximator f(std::max<std::uint64_t>(n, 1), fpr);
+    compact_approximator f(std::max<std::uint64_t>(n, 1), fpr, layout);
     std::uint64_t index = 0;
     for (auto&& v : values) {
       if (static_cast<std::uint64_t>(v) > max_value)
@@ -141,10 +159,9 @@ class compact_approximator : public detail::lattice_filter<compact_approximator<
   }
 
   /// The rate at which a key answers above its own value v, with `others` keys inserted whose values are
-  /// not below v (math::compact_overestimate): exact on a chain, an upper bound otherwise.
-  double overestimate_probability(double others) const noexcept {
-    return math::compact_overestimate(others, static_cast<double>(this->cells()), this->hashes());
-  }
+  /// not below v (math::compact_overestimate; blocked, math::blocked_fpr): exact on a chain, an upper bound
+  /// otherwise.
+  double overestimate_probability(double others) const noexcept { return cells_.all_reached(others); }
   /// The model's rate for a key never inserted, all inserts counted as above bottom.
   double predicted_fpr() const noexcept { return overestimate_probability(static_cast<double>(inserted_)); }
   /// Inserts made (a key inserted twice counts twice).
@@ -156,14 +173,10 @@ class compact_approximator : public detail::lattice_filter<compact_approximator<
   }
 
   // ---- serialization hooks (format.hpp) --------------------------------------------------------------
-  // primary = cells, secondary = k, layout = the lattice's id (its cell width in its low byte); extra all
-  // zero; inserted = inserts. Payload: the cells, little-endian, zero-padded to a multiple of 8 bytes.
+  // primary = cells, secondary = k, layout = the lattice's id (its cell width in its low byte); extra[5] =
+  // the cell layout (0 classic, 1 blocked), the rest zero; inserted = inserts. Payload: the cells, little-endian, zero-padded to a multiple of 8 bytes.
 
-  filter_parameters parameters() const noexcept {
-    filter_parameters p = this->cell_parameters();
-    p.layout = Lattice::id;
-    return p;
-  }
+  filter_parameters parameters() const noexcept { return this->cell_parameters(Lattice::id); }
   template <class Fn>
   void for_each_payload_segment(Fn&& fn) const {
     fn(cells_.bytes());
@@ -180,29 +193,33 @@ class compact_approximator : public detail::lattice_filter<compact_approximator<
       throw format_error(std::string("invalid parameters: ") + e.what());
     }
     cells_type::check_payload(p.primary, {payload.data(), payload.size()});
-    return compact_approximator(Hasher(seed), cells_type(p.primary, p.secondary, std::move(payload)), inserted);
+    return compact_approximator(Hasher(seed),
+                                cells_type(p.primary, p.secondary, base::layout_of(p), std::move(payload)), inserted);
   }
 
  private:
-  compact_approximator(const Hasher& h, const filter_plan& plan) : base(h, cells_type(plan.bits, plan.hashes)) {}
+  // The planner's blocked model, in cells (detail::plan_blocked takes a model, as it does a kind).
+  struct blocked_model {
+    static constexpr filter_kind kind = compact_approximator::kind;
+    static constexpr std::string_view name = compact_approximator::name;
+    static std::uint64_t plan_bytes(std::uint64_t cells) noexcept { return cells_type::bytes_for(cells); }
+    static double model_fpr(double n, double m, double k) noexcept {
+      return math::blocked_fpr(n, m, k, cells_type::block_cells);
+    }
+  };
+
+  compact_approximator(const Hasher& h, const filter_plan& plan, cell_layout layout)
+      : base(h, cells_type(plan.bits, plan.hashes, layout)) {}
   compact_approximator(const Hasher& h, cells_type cells, std::uint64_t inserted)
       : base(h, std::move(cells)), inserted_(inserted) {}
 
   static void check_parameters(const filter_parameters& p) {
     if (p.layout != Lattice::id)
-      throw invalid_argument("the cells hold lattice 0x" + hex(p.layout) + ", not this type's 0x" + hex(Lattice::id));
-    for (const std::uint64_t e : p.extra)
-      if (e != 0) throw invalid_argument("reserved header bytes are not zero");
-    cells_type::check(p.primary, p.secondary);
-  }
-  static std::string hex(std::uint32_t x) {
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string s;
-    do {
-      s.insert(s.begin(), digits[x % 16]);
-      x /= 16;
-    } while (x != 0);
-    return s;
+      throw invalid_argument("the cells hold lattice 0x" + base::hex(p.layout) + ", not this type's 0x" +
+                             base::hex(Lattice::id));
+    for (std::size_t i = 0; i < p.extra.size(); ++i)
+      if (i != cell_layout_field && p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
+    cells_type::check(p.primary, p.secondary, base::layout_of(p));
   }
 
   std::uint64_t inserted_ = 0;

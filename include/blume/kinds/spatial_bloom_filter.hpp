@@ -11,6 +11,9 @@
 // ones and never the reverse, so a member of the last set is always reported right and earlier sets pay:
 // number the sets whose misreports cost most last.
 //
+// Cells are classic (a key's k cells anywhere) or blocked (all in one 64-byte block: one cache miss a
+// lookup, for more cells at the same rates; lattice_cells.hpp). The planner sizes either with its model.
+//
 // Thread safety: const calls may run concurrently; insert and merge need exclusive access.
 #pragma once
 
@@ -72,28 +75,38 @@ class spatial_bloom_filter
   static std::uint64_t plan_bytes(std::uint64_t cells) noexcept { return cells_type::bytes_for(cells); }
   static double model_fpr(double n, double m, double k) noexcept { return math::bloom_fpr(n, m, k); }
   /// The fewest cells (and the k) that keep every set's two error rates at or below `fpr`, for sets of
-  /// `set_sizes` keys in priority order (detail::plan_spatial).
-  static filter_plan plan(std::span<const std::uint64_t> set_sizes, double fpr) {
+  /// `set_sizes` keys in priority order, in `layout` (detail::plan_spatial).
+  static filter_plan plan(std::span<const std::uint64_t> set_sizes, double fpr,
+                          cell_layout layout = cell_layout::classic) {
     if (set_sizes.size() > max_sets)
       throw invalid_argument(std::to_string(set_sizes.size()) + " sets: cells of " + std::to_string(8 * sizeof(Cell)) +
                              " bits hold at most " + std::to_string(max_sets));
-    return detail::plan_spatial<spatial_bloom_filter>(set_sizes, fpr);
+    return detail::plan_spatial<spatial_bloom_filter>(set_sizes, fpr,
+                                                      layout == cell_layout::blocked ? cells_type::block_cells : 0);
   }
 
   /// Planned for sets of `set_sizes` keys (set i + 1 holds set_sizes[i]) at `fpr` for the worst set.
   spatial_bloom_filter(std::span<const std::uint64_t> set_sizes, double fpr, std::uint64_t seed = Hasher::default_seed)
-      : spatial_bloom_filter(plan(set_sizes, fpr), static_cast<std::uint32_t>(set_sizes.size()), seed) {}
-  /// `cells` cells probed `hashes` times per key, for sets 1..`sets`.
+      : spatial_bloom_filter(set_sizes, fpr, cell_layout::classic, seed) {}
+  /// The same in `layout`.
+  spatial_bloom_filter(std::span<const std::uint64_t> set_sizes, double fpr, cell_layout layout,
+                       std::uint64_t seed = Hasher::default_seed)
+      : spatial_bloom_filter(plan(set_sizes, fpr, layout), static_cast<std::uint32_t>(set_sizes.size()), layout, seed) {
+  }
+  /// `cells` cells probed `hashes` times per key, for sets 1..`sets`; blocked cells come in blocks of
+  /// cells_type::block_cells.
   static spatial_bloom_filter with_geometry(std::uint64_t cells, std::uint32_t hashes, std::uint32_t sets,
-                                            std::uint64_t seed = Hasher::default_seed) {
+                                            std::uint64_t seed = Hasher::default_seed,
+                                            cell_layout layout = cell_layout::classic) {
     check_sets(sets);
-    return spatial_bloom_filter(Hasher(seed), cells_type(cells, hashes), std::vector<std::uint64_t>(sets, 0));
+    return spatial_bloom_filter(Hasher(seed), cells_type(cells, hashes, layout), std::vector<std::uint64_t>(sets, 0));
   }
 
   /// A filter of the pairs keys[i] → values[i] (set numbers, 1 … 255 for 8-bit cells), planned for the
-  /// sets' sizes at `fpr` (every set's rates within it). The sets are 1 … the largest number given.
+  /// sets' sizes at `fpr` (every set's rates within it) in `layout`. The sets are 1 … the largest number given.
   template <std::ranges::input_range Keys, std::ranges::input_range Values>
-  static spatial_bloom_filter from_pairs(const Keys& keys, const Values& values, double fpr) {
+  static spatial_bloom_filter from_pairs(const Keys& keys, const Values& values, double fpr,
+                                         cell_layout layout = cell_layout::classic) {
     std::vector<std::uint64_t> sizes;
     std::uint64_t index = 0;
     for (auto&& v : values) {
@@ -106,7 +119,7 @@ class spatial_bloom_filter
       ++index;
     }
     if (sizes.empty()) sizes.push_back(0);
-    spatial_bloom_filter f(sizes, fpr);
+    spatial_bloom_filter f(sizes, fpr, layout);
     if constexpr (std::ranges::random_access_range<Values> && std::ranges::sized_range<Values>) {
       f.insert_many(keys, values);  // the sets were checked above
     } else {
@@ -167,24 +180,23 @@ class spatial_bloom_filter
     return all_set_rates()[set - 1];
   }
   std::vector<detail::spatial_set_rates> all_set_rates() const {
-    return detail::spatial_rates(sizes_, static_cast<double>(this->cells()), this->hashes());
+    return detail::spatial_rates(sizes_, static_cast<double>(this->cells()), this->hashes(),
+                                 cells_.blocked() ? cells_type::block_cells : 0);
   }
   /// The set's measured emersion: the cells that hold its number against the cells its keys are expected
-  /// to have written, m·(1 − (1 − 1/m)^{k·n_i}) (the paper counts the written cells while inserting in
-  /// order; this needs only the cells, so it holds for any order of inserts and after a load).
+  /// to have written, m·(1 − (1 − 1/m)^{k·n_i}) (blocked: m·(1 − e^{−λ(1 − (1 − 1/B)^k)}), λ = n_i·B/m; the
+  /// paper counts the written cells while inserting in order; this needs only the cells, so it holds for
+  /// any order of inserts and after a load).
   double emersion(std::uint32_t set) const {
-    const double written = -static_cast<double>(cells_.cells()) *
-                           std::expm1(static_cast<double>(cells_.hashes()) * static_cast<double>(set_size(set)) *
-                                      std::log1p(-1.0 / static_cast<double>(cells_.cells())));
+    const double written =
+        static_cast<double>(cells_.cells()) * (1.0 - cells_.unreached(static_cast<double>(set_size(set))));
     if (written <= 0) return 1.0;
     std::uint64_t holding = 0;
     for (std::uint64_t i = 0; i < cells_.cells(); ++i) holding += cells_.cell(i) == set;
     return static_cast<double>(holding) / written;
   }
   /// The rate an absent key is reported as any set, with the keys inserted so far.
-  double predicted_fpr() const noexcept {
-    return math::bloom_fpr(static_cast<double>(inserted()), static_cast<double>(this->cells()), this->hashes());
-  }
+  double predicted_fpr() const noexcept { return cells_.all_reached(static_cast<double>(inserted())); }
 
   std::uint32_t sets() const noexcept { return static_cast<std::uint32_t>(sizes_.size()); }
   /// Inserts into set `set` (1 … sets()).
@@ -205,13 +217,13 @@ class spatial_bloom_filter
   }
 
   // ---- serialization hooks (format.hpp) --------------------------------------------------------------
-  // primary = cells, secondary = k, layout = cell bits (8 or 16), extra[0] = sets; the rest zero; inserted =
+  // primary = cells, secondary = k, layout = cell bits (8 or 16), extra[0] = sets, extra[5] = the cell
+  // layout (0 classic, 1 blocked); the rest zero; inserted =
   // the keys of all sets. Payload: each set's key count (u64, set 1 first), then the cells, little-endian,
   // zero-padded to a multiple of 8 bytes. A cell holds 0 or a set number.
 
   filter_parameters parameters() const noexcept {
-    filter_parameters p = this->cell_parameters();
-    p.layout = 8 * sizeof(Cell);
+    filter_parameters p = this->cell_parameters(8 * sizeof(Cell));
     p.extra[0] = sets();
     return p;
   }
@@ -245,7 +257,7 @@ class spatial_bloom_filter
     byte_storage cells = byte_storage::allocate(cells_type::bytes_for(p.primary));
     std::memcpy(cells.data(), payload.data() + 8 * sets, cells.size());
     cells_type::check_payload(p.primary, {cells.data(), cells.size()});
-    cells_type array(p.primary, p.secondary, std::move(cells));
+    cells_type array(p.primary, p.secondary, base::layout_of(p), std::move(cells));
     for (std::uint64_t i = 0; i < array.cells(); ++i)
       if (array.cell(i) > sets)
         throw format_error("cell " + std::to_string(i) + " holds set " + std::to_string(array.cell(i)) + " of " +
@@ -254,8 +266,8 @@ class spatial_bloom_filter
   }
 
  private:
-  spatial_bloom_filter(const filter_plan& plan, std::uint32_t sets, std::uint64_t seed)
-      : base(Hasher(seed), cells_type(plan.bits, plan.hashes)), sizes_(sets, 0) {}
+  spatial_bloom_filter(const filter_plan& plan, std::uint32_t sets, cell_layout layout, std::uint64_t seed)
+      : base(Hasher(seed), cells_type(plan.bits, plan.hashes, layout)), sizes_(sets, 0) {}
   spatial_bloom_filter(const Hasher& h, cells_type cells, std::vector<std::uint64_t> sizes)
       : base(h, std::move(cells)), sizes_(std::move(sizes)) {}
 
@@ -269,8 +281,8 @@ class spatial_bloom_filter
                              std::to_string(8 * sizeof(Cell)));
     check_sets(p.extra[0]);
     for (std::size_t i = 1; i < p.extra.size(); ++i)
-      if (p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
-    cells_type::check(p.primary, p.secondary);
+      if (i != cell_layout_field && p.extra[i] != 0) throw invalid_argument("reserved header bytes are not zero");
+    cells_type::check(p.primary, p.secondary, base::layout_of(p));
   }
 
   std::vector<std::uint64_t> sizes_;  // keys inserted into each set, set 1 first
