@@ -192,6 +192,10 @@ void write_family(const std::filesystem::path& dir, std::string_view family) {
     auto one_block = spatial_bloom_filter<>::with_geometry(64, 5, 3, xxh3_hasher::default_seed, cell_layout::blocked);
     for (std::uint32_t i = 0; i < 12; ++i) one_block.insert(fuzz_key(i), 1 + i % 3);
     write(dir, "spatial-one-block", one_block);
+    // A key count of 2^62 in one block of 16 cells probed 64 times: its model once summed ~10^9 Poisson terms.
+    write_forged(dir, "hostile-compact-blocked-huge-count",
+                 compact_approximator<>::with_geometry(16, 64, xxh3_hasher::default_seed, cell_layout::blocked),
+                 [](file_header& h) { h.inserted = std::uint64_t{1} << 62; });
   } else if (family == "bitarray") {
     write(dir, "layered", sample(layered_bloom_filter<>::kind));
     write(dir, "vi-counting", sample(variable_increment_counting_filter<>::kind));

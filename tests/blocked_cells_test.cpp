@@ -260,6 +260,20 @@ TEST(BlockedCells, FilesRecordTheLayoutAndRefuseWhatDoesNotFit) {
   for (std::uint64_t i = 0; i < 100; ++i) ASSERT_GE(c_back.value(present_key(i)), i);
 }
 
+// A forged header's key count cannot stall the model: 2^62 keys in one block of 16 cells probed 64 times
+// (the Poisson mean 2^62: summed term by term, ~10^9 terms) is a full filter, answered at once.
+TEST(BlockedCells, AHostileKeyCountIsModelledAtOnce) {
+  EXPECT_EQ(blume::math::blocked_fpr(0x1p62, 16, 64, 16), 1.0);
+  EXPECT_EQ(blume::math::split_block_fpr(0x1p62, 256), 1.0);
+  auto f = compact_approximator<>::with_geometry(16, 64, 7, cell_layout::blocked);
+  std::vector<std::byte> bytes = blume::to_bytes(f);
+  blume::detail::write_le<std::uint64_t>(bytes.data() + blume::detail::off_inserted, std::uint64_t{1} << 62);
+  blume_test::fix_checksums(bytes);
+  const auto forged = blume::from_bytes<compact_approximator<>>(bytes);
+  EXPECT_EQ(forged.predicted_fpr(), 1.0);
+  EXPECT_GT(forged.overestimate_probability(1e6), 0.99);
+}
+
 // Through the surfaces' one entry for kinds of keys with values: blocked on request, refused for kinds
 // without cells.
 TEST(BlockedCells, BuildMapFilterTakesTheLayout) {

@@ -156,11 +156,18 @@ inline double partitioned_fpr(double n, double m, double k) noexcept {
   return std::pow(-std::expm1(n * std::log1p(-1.0 / s)), k);
 }
 
-/// E[f(J)] for J ~ Poisson(λ), summed outward from the mode until the terms vanish.
+/// E[f(J)] for J ~ Poisson(λ), summed outward from the mode until the terms vanish; f is monotone in j (every
+/// rate here is), which lets a large λ skip the sum where f is flat over all but e^{−800} of J's mass (a
+/// hostile file's key count can make λ 10^17, and the sum takes ~√λ terms).
 template <class F>
 double poisson_expectation(double lambda, F f) noexcept {
   if (lambda <= 0) return f(0.0);
   const double mode = std::floor(lambda);
+  if (lambda > 1e4) {
+    const double spread = 40 * std::sqrt(lambda), lo = f(std::floor(lambda - spread)),
+                 hi = f(std::ceil(lambda + spread));
+    if (std::fabs(hi - lo) <= 1e-15 * std::max(std::fabs(lo), std::fabs(hi))) return f(mode);
+  }
   const double log_pmf_mode = -lambda + mode * std::log(lambda) - std::lgamma(mode + 1);
   double sum = 0.0;
   double p = std::exp(log_pmf_mode);
