@@ -300,4 +300,31 @@ TEST(BlockedCells, BuildMapFilterTakesTheLayout) {
                blume::invalid_argument);
 }
 
+TEST(BlockedCells, LayoutsAreNamedOneWayForEverySurface) {
+  EXPECT_EQ(blume::parse_cell_layout("classic"), cell_layout::classic);
+  EXPECT_EQ(blume::parse_cell_layout("blocked"), cell_layout::blocked);
+  for (const char* bad : {"", "Blocked", "block", "split-block"}) {
+    try {
+      blume::parse_cell_layout(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const blume::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("classic or blocked"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(BlockedCells, OneShareOfUnreachedCellsServesBothModels) {
+  // A spatial set's emersion and a lattice filter's unreached share are the same quantity.
+  const std::vector<std::uint64_t> sizes = {3000, 2000, 1000};
+  for (const std::uint32_t block : {0u, 16u, 64u}) {
+    const auto rates = blume::detail::spatial_rates(sizes, 65536, 5, block);
+    EXPECT_DOUBLE_EQ(rates[0].emersion, blume::math::unreached_share(3000, 65536, 5, block));
+    EXPECT_DOUBLE_EQ(rates[2].emersion, 1.0);
+  }
+  EXPECT_NEAR(blume::math::unreached_share(0, 65536, 5, 64), 1.0, 1e-15);
+  // Few keys a block: e^{−λ(1 − (1 − 1/B)^k)} → e^{−λk/B} = e^{−nk/m}, the classic share.
+  EXPECT_NEAR(blume::math::unreached_share(1000, 1 << 20, 3, 1 << 16), blume::math::unreached_share(1000, 1 << 20, 3),
+              1e-6);
+}
+
 }  // namespace

@@ -411,28 +411,24 @@ inline double split_block_items(double set_bits, double m) noexcept {
   return (m / split_block_bits) * 32.0 * -std::log1p(-set_bits / m);
 }
 
+/// The expected share of m cells that n keys, each probing k of them, leave unreached: (1 − 1/m)^{kn}
+/// with probes anywhere; with all of a key's probes in one block of `block` cells, e^{−λ(1 − (1 − 1/B)^k)}
+/// over the Poisson number λ = nB/m of keys a block. A spatial set's emersion is this share for the keys
+/// of the later sets; a lattice filter's count estimate inverts it.
+inline double unreached_share(double n, double m, double k, double block = 0) noexcept {
+  if (block == 0) return std::exp(k * n * std::log1p(-1.0 / m));
+  return std::exp(n * block / m * std::expm1(k * std::log1p(-1.0 / block)));
+}
+
 /// Spatial Bloom filter (Palmieri, Calderoni & Maio 2014; the model of Calderoni, Palmieri & Maio 2018,
 /// "Probabilistic properties of the spatial Bloom filters"): m cells, k probes, sets 1..s of n_1..n_s keys,
 /// a cell holding the largest set number that reached it. With N_{≥i} = Σ_{j≥i} n_j, a cell is at least i
-/// with probability p_{≥i} = 1 − (1 − 1/m)^{k·N_{≥i}}.
-inline double spatial_at_least(double keys_from_i, double m, double k) noexcept {
-  return -std::expm1(k * keys_from_i * std::log1p(-1.0 / m));
-}
-/// An absent key is reported as set i when all its k cells are at least i but not all at least i + 1:
-/// p_{≥i}^k − p_{≥i+1}^k. Summed over i this is the classic rate of the union.
-inline double spatial_false_positive(double keys_from_i, double keys_after_i, double m, double k) noexcept {
-  return std::max(0.0,
-                  std::pow(spatial_at_least(keys_from_i, m, k), k) - std::pow(spatial_at_least(keys_after_i, m, k), k));
-}
-/// The expected emersion of set i: the share of the cells set i wrote that no later set overwrote,
-/// (1 − 1/m)^{k·N_{>i}}.
-inline double spatial_emersion(double keys_after_i, double m, double k) noexcept {
-  return std::exp(k * keys_after_i * std::log1p(-1.0 / m));
-}
-/// A member of set i is reported as a later set when every one of its k cells was overwritten (the
-/// paper's inter-set error): (1 − e_i)^k with e_i the expected emersion.
-inline double spatial_misreport(double keys_after_i, double m, double k) noexcept {
-  return std::pow(-std::expm1(k * keys_after_i * std::log1p(-1.0 / m)), k);
+/// with probability p_{≥i} = 1 − (1 − 1/m)^{k·N_{≥i}}, and all k cells of a key are with p_{≥i}^k. An
+/// absent key is reported as set i at p_{≥i}^k − p_{≥i+1}^k (summed over i, the classic rate of the
+/// union); a member of set i is reported as a later set when every one of its cells was overwritten (the
+/// paper's inter-set error), at p_{>i}^k.
+inline double spatial_all_at_least(double keys_from_i, double m, double k) noexcept {
+  return std::pow(-std::expm1(k * keys_from_i * std::log1p(-1.0 / m)), k);
 }
 
 /// Compact approximator (Boldi & Vigna 2005) over a lattice: a lookup's answer is the meet of the key's k
@@ -997,7 +993,7 @@ filter_plan plan_cascade(std::uint64_t included, std::uint64_t excluded) {
   return p;
 }
 
-/// What a spatial plan predicts for one set (math::spatial_*).
+/// What a spatial plan predicts for one set (math::spatial_all_at_least, math::unreached_share).
 struct spatial_set_rates {
   double false_positive = 0;  // an absent key reported as this set
   double misreport = 0;       // a member reported as a later set
@@ -1009,26 +1005,21 @@ struct spatial_set_rates {
 /// `block` is the cells of a block when every key's cells lie in one (0: anywhere). Blocked, the cells
 /// at least i in a key's block are those N_{≥i}'s keys reached there, so an absent key's cells are all at
 /// least i at the blocked rate of N_{≥i} keys (math::blocked_fpr), a member of set i has all its cells
-/// raised by a later set at the blocked rate of N_{>i}, and a cell set i wrote escapes the later sets with
-/// probability e^{−λ(1 − (1 − 1/B)^k)}, λ = N_{>i}·B/m their keys per block.
+/// raised by a later set at the blocked rate of N_{>i}, and a cell set i wrote escapes the later sets as a
+/// cell escapes N_{>i} keys in blocks (math::unreached_share).
 inline std::vector<spatial_set_rates> spatial_rates(std::span<const std::uint64_t> sizes, double m, double k,
                                                     std::uint32_t block = 0) {
+  // The rate at which n keys leave all k cells of another key at least their own set's number.
+  const auto all_at_least = [&](double n) {
+    return block == 0 ? math::spatial_all_at_least(n, m, k) : math::blocked_fpr(n, m, k, block);
+  };
   std::vector<spatial_set_rates> rates(sizes.size());
-  double after = 0;  // N_{>i}
-  double all_after = block != 0 ? 0.0 : -1.0;
+  double after = 0, all_after = 0;  // N_{>i}, and the rate at which they cover a key
   for (std::size_t i = sizes.size(); i-- > 0;) {
-    const double from = after + static_cast<double>(sizes[i]);
-    if (block == 0) {
-      rates[i] = {math::spatial_false_positive(from, after, m, k), math::spatial_misreport(after, m, k),
-                  math::spatial_emersion(after, m, k)};
-    } else {
-      const double all_from = math::blocked_fpr(from, m, k, block);
-      const double lambda = after * block / m;
-      rates[i] = {std::max(0.0, all_from - all_after), all_after,
-                  std::exp(lambda * std::expm1(k * std::log1p(-1.0 / block)))};
-      all_after = all_from;
-    }
+    const double from = after + static_cast<double>(sizes[i]), all_from = all_at_least(from);
+    rates[i] = {std::max(0.0, all_from - all_after), all_after, math::unreached_share(after, m, k, block)};
     after = from;
+    all_after = all_from;
   }
   return rates;
 }

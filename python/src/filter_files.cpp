@@ -80,9 +80,7 @@ py::object build(const std::string& kind_name_arg, py::object keys, double fpr, 
     throw invalid_argument("value_bits is for a bloomier map, not a " + kind_name_arg + " filter");
   std::optional<cell_layout> cells;
   if (cells_arg) {
-    if (*cells_arg == "classic") cells = cell_layout::classic;
-    else if (*cells_arg == "blocked") cells = cell_layout::blocked;
-    else throw invalid_argument("cells must be 'classic' or 'blocked', got '" + *cells_arg + "'");
+    cells = parse_cell_layout(*cells_arg);
     if (input_of(*kind) != kind_input::keys_with_values)
       throw invalid_argument("cells is for the spatial and compact kinds, not a " + kind_name_arg + " filter");
   }

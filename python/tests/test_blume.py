@@ -330,7 +330,7 @@ def test_delete_count_and_find():
     blocked = blume.build("spatial", {f"k{i}": 1 + i % 3 for i in range(3000)}, cells="blocked")
     assert all(blocked.find(f"k{i}") >= 1 + i % 3 for i in range(3000))
     assert blocked.info()["cell_layout"] == "blocked" and s.info()["cell_layout"] == "classic"
-    with pytest.raises(blume.InvalidArgument, match="classic' or 'blocked"):
+    with pytest.raises(blume.InvalidArgument, match="classic or blocked, got 'tiled'"):
         blume.build("compact", {"x": 1}, cells="tiled")
     with pytest.raises(blume.InvalidArgument, match="spatial and compact"):
         blume.build("bloom", ["x"], cells="blocked")

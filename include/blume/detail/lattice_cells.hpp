@@ -20,6 +20,7 @@
 #include <ranges>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "blume/detail/bits.hpp"
@@ -75,6 +76,12 @@ enum class cell_layout : std::uint8_t { classic = 0, blocked = 1 };
 /// The header's extra field that records the cell layout (0 classic, 1 blocked) in files of the kinds
 /// built on lattice cells; earlier readers require it zero, so they refuse blocked files instead of misreading them.
 inline constexpr std::size_t cell_layout_field = 5;
+/// The layout a user names: "classic" or "blocked" (the tool's --cells, Python's cells=).
+inline cell_layout parse_cell_layout(std::string_view name) {
+  if (name == "classic") return cell_layout::classic;
+  if (name == "blocked") return cell_layout::blocked;
+  throw invalid_argument("cells must be classic or blocked, got '" + std::string(name) + "'");
+}
 
 namespace detail {
 
@@ -190,10 +197,7 @@ class lattice_cells {
   }
   /// the expected share of cells no key reached;
   double unreached(double n) const noexcept {
-    const double m = static_cast<double>(cells_), k = hashes_;
-    if (!blocked()) return std::exp(k * n * std::log1p(-1.0 / m));
-    const double lambda = n * block_cells / m;  // keys per block, Poisson
-    return std::exp(lambda * std::expm1(k * std::log1p(-1.0 / block_cells)));
+    return math::unreached_share(n, static_cast<double>(cells_), hashes_, blocked() ? block_cells : 0);
   }
   /// the keys that leave `occupied` cells above bottom, inverting unreached().
   double items_from_occupied(double occupied) const noexcept {
