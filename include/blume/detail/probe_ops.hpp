@@ -71,7 +71,9 @@ template <unsigned Bits, class Fn>
 }
 
 /// block_offsets as a loop: the same offsets in the same order, in a few instructions whatever k is, for
-/// callers whose lookup must stay small enough to inline.
+/// callers whose lookup must stay small enough to inline (the lattice cells: GCC would not inline theirs
+/// around the unrolled form). The blocked Bloom filter keeps the unrolled form: on the loop, its lookups of
+/// 100k keys in cache took 1.4× the time batched and 1.2× one by one (k = 7).
 template <unsigned Bits, class Fn>
 inline void block_offsets_loop(std::uint64_t low, std::uint32_t k, Fn&& fn) noexcept {
   constexpr unsigned per_value = 64 / Bits;
