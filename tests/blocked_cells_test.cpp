@@ -314,15 +314,29 @@ TEST(BlockedCells, LayoutsAreNamedOneWayForEverySurface) {
 }
 
 TEST(BlockedCells, OneShareOfUnreachedCellsServesBothModels) {
-  // A spatial set's emersion and a lattice filter's unreached share are the same quantity.
-  const std::vector<std::uint64_t> sizes = {3000, 2000, 1000};
-  for (const std::uint32_t block : {0u, 16u, 64u}) {
-    const auto rates = blume::detail::spatial_rates(sizes, 65536, 5, block);
-    EXPECT_DOUBLE_EQ(rates[0].emersion, blume::math::unreached_share(3000, 65536, 5, block));
-    EXPECT_DOUBLE_EQ(rates[2].emersion, 1.0);
+  // The closed forms, written out here: (1 − 1/m)^{kn} with probes anywhere; with blocks of B cells,
+  // e^{−λ(1 − (1 − 1/B)^k)} for λ = nB/m keys a block.
+  const double m = 65536, k = 5;
+  const auto classic = [&](double n) { return std::pow(1 - 1 / m, k * n); };
+  const auto blocked = [&](double n, double b) { return std::exp(-(n * b / m) * (1 - std::pow(1 - 1 / b, k))); };
+  for (const double n : {0.0, 1000.0, 3000.0, 50000.0}) {
+    EXPECT_NEAR(blume::math::unreached_share(n, m, k), classic(n), 1e-12) << n;
+    for (const double b : {8.0, 16.0, 64.0})
+      EXPECT_NEAR(blume::math::unreached_share(n, m, k, b), blocked(n, b), 1e-12) << n << " " << b;
   }
-  EXPECT_NEAR(blume::math::unreached_share(0, 65536, 5, 64), 1.0, 1e-15);
-  // Few keys a block: e^{−λ(1 − (1 − 1/B)^k)} → e^{−λk/B} = e^{−nk/m}, the classic share.
+  // A spatial set's emersion is the share the later sets leave unreached, in both layouts.
+  const std::vector<std::uint64_t> sizes = {3000, 2000, 1000};
+  EXPECT_NEAR(blume::detail::spatial_rates(sizes, m, k)[0].emersion, classic(3000), 1e-12);
+  EXPECT_NEAR(blume::detail::spatial_rates(sizes, m, k)[1].emersion, classic(1000), 1e-12);
+  EXPECT_NEAR(blume::detail::spatial_rates(sizes, m, k, 16)[0].emersion, blocked(3000, 16), 1e-12);
+  EXPECT_DOUBLE_EQ(blume::detail::spatial_rates(sizes, m, k, 16)[2].emersion, 1.0);
+  // A filter's count estimate inverts the same share: built with n keys, a blocked compact filter of
+  // 8-bit cells reads about n back from its occupied cells.
+  const auto keys = blume_test::present_keys(20000);
+  const std::vector<std::uint64_t> values(keys.size(), 1);
+  const auto f = compact_approximator<max_lattice<std::uint8_t>>::from_pairs(keys, values, 0.01, cell_layout::blocked);
+  EXPECT_NEAR(f.estimated_count(), 20000.0, 20000.0 * 0.03);
+  // Large blocks (k/B → 0): e^{−λ(1 − (1 − 1/B)^k)} → e^{−λk/B} = e^{−nk/m}, the classic share.
   EXPECT_NEAR(blume::math::unreached_share(1000, 1 << 20, 3, 1 << 16), blume::math::unreached_share(1000, 1 << 20, 3),
               1e-6);
 }

@@ -241,6 +241,26 @@ TEST(QuotientFilter, TheFingerprintRangeMayReachTwoToTheSixtyFour) {
   EXPECT_THROW(quotient::check_geometry((std::uint64_t{1} << 33) + 1, 31), blume::invalid_argument);
 }
 
+TEST(QuotientFilter, TheFingerprintIsTheProductsHighBitsUpToARangeOfTwoToTheSixtyFour) {
+  // ⌊low·s / 2^(64−r)⌋ in 128 bits, the definition, against the one multiply-high the filter takes; at
+  // s·2^r = 2^64 (a 17 GiB table, so checked here without one) the range wraps to 0 and F = low.
+  std::mt19937_64 rng(3);
+  const std::pair<std::uint64_t, std::uint32_t> geometries[] = {{2, 1},
+                                                                {7, 8},
+                                                                {1'000'003, 20},
+                                                                {std::uint64_t{1} << 32, 32},
+                                                                {(std::uint64_t{1} << 33) - 1, 31},
+                                                                {std::uint64_t{1} << 40, 24},
+                                                                {3, 32}};
+  for (const auto& [s, r] : geometries) {
+    for (int i = 0; i < 10'000; ++i) {
+      const std::uint64_t low = i < 2 ? (i == 0 ? 0 : ~std::uint64_t{0}) : rng();
+      const auto expected = static_cast<std::uint64_t>((static_cast<blume::uint128_t>(low) * s) >> (64 - r));
+      ASSERT_EQ(blume::detail::quotient_fingerprint(low, s << r), expected) << s << " " << r << " " << low;
+    }
+  }
+}
+
 TEST(QuotientFilter, RandomInsertsAndErasesMatchTheModelWithOddSlotCounts) {
   for (std::uint64_t seed : {11u, 12u}) check_against_model(7, 3, seed, 5'000);
   check_against_model(1000, 5, 13, 20'000);

@@ -435,7 +435,7 @@ void register_build(CLI::App& app, int& status) {
     if (!a->universe.empty()) o.universe = parse_universe(a->universe, "--universe");
     if (!a->zone.empty()) o.zone = parse_count(a->zone, "--zone", 1.8e19);
     if (!a->memory.empty()) o.memory = parse_bytes(a->memory, "--memory");
-    if (!a->cells.empty()) o.cells = parse_cell_layout(a->cells);
+    if (!a->cells.empty()) o.cells = parse_cell_layout(a->cells, "--cells");
     status = run_build(o);
   });
 }

@@ -345,7 +345,7 @@ plan_options to_options(const plan_args& a, const CLI::App& plan) {
       else if constexpr (planned_per_set<F>)
         throw invalid_argument("--kind " + std::string(F::name) + ": give the number of sets with --sets");
     });
-  if (!a.cells.empty()) o.cells = parse_cell_layout(a.cells);
+  if (!a.cells.empty()) o.cells = parse_cell_layout(a.cells, "--cells");
   if (o.cells && o.kind && !has_cell_layouts(*o.kind))
     throw invalid_argument("--cells is for --kind spatial or compact, whose cells hold values");
   if (cascade_only && !o.excluded)

@@ -76,11 +76,12 @@ enum class cell_layout : std::uint8_t { classic = 0, blocked = 1 };
 /// The header's extra field that records the cell layout (0 classic, 1 blocked) in files of the kinds
 /// built on lattice cells; earlier readers require it zero, so they refuse blocked files instead of misreading them.
 inline constexpr std::size_t cell_layout_field = 5;
-/// The layout a user names: "classic" or "blocked" (the tool's --cells, Python's cells=).
-inline cell_layout parse_cell_layout(std::string_view name) {
+/// The layout a user names: "classic" or "blocked" (the tool's --cells, Python's cells=); `option` is what
+/// the error calls the setting.
+inline cell_layout parse_cell_layout(std::string_view name, std::string_view option = "cells") {
   if (name == "classic") return cell_layout::classic;
   if (name == "blocked") return cell_layout::blocked;
-  throw invalid_argument("cells must be classic or blocked, got '" + std::string(name) + "'");
+  throw invalid_argument(std::string(option) + " must be classic or blocked, got '" + std::string(name) + "'");
 }
 
 namespace detail {

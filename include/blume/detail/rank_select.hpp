@@ -62,7 +62,8 @@ inline bool cpu_has_fast_pdep() noexcept {
 inline unsigned select64_pdep(std::uint64_t w, unsigned k) noexcept {
   std::uint64_t deposited;
   asm("pdep %2, %1, %0" : "=r"(deposited) : "r"(std::uint64_t{1} << k), "rm"(w));
-  // Not std::countr_zero: without BMI1 it tests for zero with a branch, and the deposit is never zero.
+  // Not std::countr_zero: without BMI1 it must guard against zero (GCC 12 emits a test and a branch here),
+  // and the deposit is never zero.
   return static_cast<unsigned>(__builtin_ctzll(deposited));
 }
 #endif
