@@ -131,6 +131,8 @@ inline std::vector<report_field> describe_filter(const any_filter& filter, const
                   (f.window_time().count() != 0 ? " or " + fixed(f.window_time().count() / 1e9, 3) + " s" : ""),
               "{\"always_within_items\": " + std::to_string(f.window() / 2) + ", \"never_after_items\": " + window +
                   ", \"window_seconds\": " + json_number(f.window_time().count() / 1e9) + "}");
+        } else if constexpr (scores_vectors<F>) {
+          add("forgets", "yes: an input's novelty rises back with time", "true");
         } else {
           add("forgets", "no: 'no' is certain", "false");
         }
@@ -272,7 +274,21 @@ inline std::vector<report_field> describe_filter(const any_filter& filter, const
             for (std::size_t i = 0; i < primes.size(); ++i) json += (i ? ", " : "") + std::to_string(primes[i]);
             add("segments", text + " bits", json + "]");
           }
-          add("predicted FPR now", percent(f.predicted_fpr()), json_number(f.predicted_fpr()));
+          if constexpr (scores_vectors<F>) {
+            const novelty_rules r = f.rules();
+            add("dimension", std::to_string(f.dim()) + " values an input", std::to_string(f.dim()));
+            add("samples", std::to_string(f.samples()) + " inputs a unit", std::to_string(f.samples()));
+            add("depression", fixed(r.depression, 4) + " (an observation multiplies its tag's weights by it)",
+                json_number(r.depression));
+            add("recovery", fixed(r.recovery, 4) + " of what a weight lacks, each step", json_number(r.recovery));
+            add("clock", std::to_string(f.clock()) + " steps (" + std::to_string(f.observed()) + " observations)",
+                std::to_string(f.clock()));
+            add("mean weight", fixed(f.mean_weight(), 4), json_number(f.mean_weight()));
+            add("unrelated novelty", fixed(f.expected_unrelated_novelty(), 4) + " (model, before recovery)",
+                json_number(f.expected_unrelated_novelty()));
+          }
+          if constexpr (requires { f.predicted_fpr(); })
+            add("predicted FPR now", percent(f.predicted_fpr()), json_number(f.predicted_fpr()));
           // At capacity: each kind's own notion of full.
           double at_capacity = NAN;
           if constexpr (requires { f.predicted_fpr_at_capacity(); }) at_capacity = f.predicted_fpr_at_capacity();

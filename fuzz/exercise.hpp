@@ -84,8 +84,30 @@ void round_trip(const F& f) {
 /// The keys every harness inserts and looks up.
 inline std::uint64_t key(std::uint64_t i) { return 0x9e3779b97f4a7c15ULL * (i + 1); }
 
+/// A kind of vectors: scores, observations that must read low right after, elapsed steps, the accessors.
 template <class F>
-void exercise(F& f) {
+void exercise_vectors(F& f) {
+  if (f.dim() > 4096) return;  // a forged dimension: rows of it would only cost the fuzzer memory
+  std::vector<double> rows(8 * std::size_t{f.dim()}), scores(8);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<double>(key(i) >> 11) / 9007199254740992.0;
+  f.novelty_many(rows, scores);
+  for (const double v : scores)
+    if (!(v >= 0 && v <= 1)) fail(F::kind, "a novelty outside [0, 1]");
+  (void)f.mean_weight();
+  if (f.clock() > ~std::uint64_t{0} - 16) return;  // a forged clock at its end: observing is refused, rightly
+  f.observe_many(rows);
+  const std::span<const double> first(rows.data(), f.dim());
+  const double before = f.novelty(first);
+  f.observe(first);
+  if (f.novelty(first) > before) fail(F::kind, "an input just observed reads more novel than before");
+  f.elapse(3);
+  (void)f.expected_unrelated_novelty();
+  (void)f.size_in_bytes();
+  round_trip(f);
+}
+
+template <class F>
+void exercise_keys(F& f) {
   // One clock reading for the whole run: an aging filter's window may be a nanosecond long, and a key
   // inserted at one reading may rightly be gone at the next.
   const auto now = std::chrono::system_clock::now();
@@ -123,6 +145,15 @@ void exercise(F& f) {
 
   if constexpr (requires { f.erase(std::uint64_t{1}); }) {
     for (const std::uint64_t k : keys) (void)f.erase(k);
+  }
+}
+
+template <class F>
+void exercise(F& f) {
+  if constexpr (F::input == blume::kind_input::vectors) {
+    exercise_vectors(f);
+  } else {
+    exercise_keys(f);
   }
 }
 

@@ -79,6 +79,23 @@ any_filter sample(filter_kind kind, std::optional<cell_layout> cells = std::null
         f);
     return f;
   }
+  if (input_of(kind) == kind_input::vectors) {
+    // 40 vectors of 8 values, value j of vector i being ((31i + 17j) mod 101) / 100, then 5 steps elapsed.
+    any_filter f = make_vector_filter(kind, 8);
+    std::visit(
+        [](auto& typed) {
+          if constexpr (requires { typed.elapse(1); }) {
+            std::vector<double> x(8);
+            for (std::size_t i = 0; i < items; ++i) {
+              for (std::size_t j = 0; j < 8; ++j) x[j] = static_cast<double>((31 * i + 17 * j) % 101) / 100;
+              typed.observe(x);
+            }
+            typed.elapse(5);
+          }
+        },
+        f);
+    return f;
+  }
   if (kind == blume::aging_bloom_filter<>::kind) return aging({}, items / 2);
   if (is_static(kind)) {
     std::vector<std::uint64_t> lows;

@@ -13,7 +13,7 @@
 #   scripts/bench-report.sh --quick [--output PATH]         smallest sizes: checks the plumbing, not the figures
 set -euo pipefail
 
-sections=(kinds family static gcs variants counting quality reconcile distributed redis transfer python signup)
+sections=(kinds family static gcs variants counting quality reconcile novelty streaming distributed redis transfer python signup)
 usage() {
   echo "usage: scripts/bench-report.sh [--quick] [--output PATH] [--only SECTION,...]"
   echo "sections: ${sections[*]}"
@@ -67,6 +67,8 @@ targets_of() {
   case "$1" in
     kinds | family | static | gcs | variants | counting | quality) echo blume_bench ;;
     reconcile) echo blume_reconcile_bench ;;
+    novelty) echo blume_novelty_bench ;;
+    streaming) echo blume_streaming_bench ;;
     distributed) echo blume_mpi_traffic ;;
     redis) echo blume_redis ;;
     transfer) echo blume_redis blume_cli ;;
@@ -176,6 +178,38 @@ section_reconcile() {
   ((quick)) || shown+=" (10M keys per side, 100 trials, d = 10, 1000, 100000)"
   [ -z "$missing" ] || return 0
   run "$body" "$bin/bench/blume_reconcile_bench" "${args[@]}"
+}
+
+# Synthetic clusters always; scikit-learn's digits (shipped inside Debian's python3-sklearn) where it is installed.
+section_novelty() {
+  local args=()
+  ((quick)) && args=(--quick)
+  need_file "$bin/bench/blume_novelty_bench"
+  shown="$bin/bench/blume_novelty_bench${args[*]:+ ${args[*]}}"
+  [ -z "$missing" ] || return 0
+  if /usr/bin/python3 -c "import sklearn" 2>/dev/null; then
+    /usr/bin/python3 - "$work/digits.csv" <<'PY'
+import sys
+from sklearn.datasets import load_digits
+digits = load_digits()
+with open(sys.argv[1], "w") as out:
+    for image, label in zip(digits.data, digits.target):
+        out.write(",".join([str(int(label))] + [str(int(v)) for v in image]) + "\n")
+PY
+    args+=(--digits "$work/digits.csv")
+    shown+=" --digits <scikit-learn's digits as CSV>"
+  fi
+  run "$body" "$bin/bench/blume_novelty_bench" "${args[@]}"
+}
+
+# Its picture goes to docs/plots/streaming.svg (with --quick, beside the quick report).
+section_streaming() {
+  local args=(--memory 65536) plots=docs/plots
+  ((quick)) && args=(--memory 4096) && plots=$(dirname "$output")/plots
+  need_file "$bin/bench/blume_streaming_bench"
+  shown="$bin/bench/blume_streaming_bench ${args[*]} --plots $plots"
+  [ -z "$missing" ] || return 0
+  run "$body" "$bin/bench/blume_streaming_bench" "${args[@]}" --plots "$plots"
 }
 
 # One run per number of ranks, each printing its own table; the report shows them side by side.

@@ -68,6 +68,7 @@ test=(
   gnuplot-nox            # the benchmark's plots (docs/plots/)
   libabsl-dev libbloom-dev  # benchmark baselines: absl::flat_hash_set and libbloom
   python3-bitarray       # bench/python: the post's pure-Python Bloom filter
+  python3-sklearn        # bench/novelty.cpp's real data set: scikit-learn's handwritten digits, shipped in the package
   clang-14 libclang-rt-14-dev  # the sanitized preset and the fuzzers (libclang_rt's ASan, UBSan, libFuzzer)
   llvm-14                # llvm-symbolizer, so sanitizer reports name files and lines
   g++-aarch64-linux-gnu qemu-user         # the aarch64 preset: cross compiler, and user-mode emulation to run its tests

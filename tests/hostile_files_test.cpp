@@ -24,12 +24,31 @@ namespace {
 
 using namespace blume;
 
+/// Vectors of `dim` values for a kind of vectors: value j of vector i is ((31i + 17j) mod 101) / 100.
+std::vector<double> vectors(std::size_t count, std::size_t dim) {
+  std::vector<double> rows(count * dim);
+  for (std::size_t i = 0; i < count; ++i)
+    for (std::size_t j = 0; j < dim; ++j) rows[i * dim + j] = static_cast<double>((31 * i + 17 * j) % 101) / 100;
+  return rows;
+}
+
 template <class F>
 void use(F& f) {
-  for (std::uint64_t k = 0; k < 100; ++k) (void)f.contains(k * 7919);
-  std::vector<std::uint64_t> keys(64);
-  for (std::uint64_t k = 0; k < keys.size(); ++k) keys[k] = k;
-  (void)f.count_contained(keys);
+  if constexpr (F::input == kind_input::vectors) {
+    if (f.dim() > 4096 || f.clock() > ~std::uint64_t{0} - 64) return;  // forged sizes a reader rightly accepts
+    const auto rows = vectors(20, f.dim());
+    std::vector<double> scores(20);
+    f.novelty_many(rows, scores);
+    f.observe_many(rows);
+    f.elapse(3);
+    (void)to_bytes(f);
+    return;
+  } else {
+    for (std::uint64_t k = 0; k < 100; ++k) (void)f.contains(k * 7919);
+    std::vector<std::uint64_t> keys(64);
+    for (std::uint64_t k = 0; k < keys.size(); ++k) keys[k] = k;
+    (void)f.count_contained(keys);
+  }
   if constexpr (requires { f.insert(std::uint64_t{1}); }) {
     for (std::uint64_t k = 0; k < 30; ++k) {
       if constexpr (requires { f.universe(); }) {
@@ -148,6 +167,11 @@ F sample() {
   } else if constexpr (F::input == kind_input::integers) {
     // Keys of [0, 2^32): 3000 of them, past a zone of 8.
     return filled(F::for_zone(integer_universe::of_size(std::uint64_t{1} << 32), 8));
+  } else if constexpr (F::input == kind_input::vectors) {
+    F f = F::for_dimension(16);
+    f.observe_many(vectors(300, 16));
+    f.elapse(40);
+    return f;
   } else if constexpr (F::is_static) {
     std::vector<std::uint64_t> lows;
     for (const std::uint64_t key : k) lows.push_back(hash_key(xxh3_hasher(), key).low);

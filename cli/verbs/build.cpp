@@ -271,6 +271,9 @@ int run_build(const build_options& options) {
   std::optional<file_lock> lock;
   if (o.redisbloom && o.kind)
     throw invalid_argument("--redisbloom builds RedisBloom's own scalable filter: leave out --kind");
+  if (o.kind && input_of(*o.kind) == kind_input::vectors)
+    throw invalid_argument("a " + std::string(kind_name(*o.kind)) +
+                           " filter observes vectors, not keys: make it with the library or Python");
   if (o.kind && input_of(*o.kind) == kind_input::integers) return build_integer_keyed(o, *o.kind, lock);
   if (o.universe || o.zone || o.memory)
     throw invalid_argument(

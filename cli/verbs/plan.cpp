@@ -74,6 +74,7 @@ bool has_inputs_for(filter_kind k, const plan_options& o) {
     else if constexpr (planned_per_set<F>) given = o.sets.has_value();
     else if constexpr (F::input == kind_input::included_and_excluded) given = o.excluded.has_value();
     else if constexpr (F::input == kind_input::integers) given = false;  // planned alone: run_integer_plan
+    else if constexpr (F::input == kind_input::vectors) given = false;   // sized by its inputs, not planned
     else given = true;
   });
   return given;

@@ -35,60 +35,65 @@ int run_query(const query_options& o) {
   std::vector<char> answers;
   std::visit(
       [&](const auto& f) {
-        for_each_batch(o, [&](const std::vector<std::string_view>& batch) {
-          answers.assign(batch.size(), 0);
-          using F = std::decay_t<decltype(f)>;
-          if constexpr (can_find<F>) {
-            // A kind that answers with a value prints it: a map's value, a spatial filter's set, a compact
-            // approximator's bound, an attenuated filter's nearest level.
-            std::vector<decltype(f.find(batch[0]))> found(batch.size());
-            if constexpr (requires { f.find_many(batch, found.begin()); }) {
-              f.find_many(batch, found.begin());
-            } else {
-              for (std::size_t i = 0; i < batch.size(); ++i) found[i] = f.find(batch[i]);
-            }
-            for (std::size_t i = 0; i < batch.size(); ++i) {
-              any_no |= !found[i].has_value();
-              if (o.quiet) continue;
-              out.add(batch[i]);
-              out.add(found[i] ? "\t" + std::to_string(*found[i]) + "\n" : std::string("\tno\n"));
-            }
-            out.flush();
-            return;
-          }
-          if constexpr (can_count<F>) {
-            if (o.count) {
-              for (const std::string_view k : batch) {
-                const auto n = f.count(k);
-                any_no |= n == 0;
+        if constexpr (!answers_keys<std::decay_t<decltype(f)>>) {
+          throw invalid_argument("a " + std::string(std::decay_t<decltype(f)>::name) +
+                                 " filter scores vectors, not keys: query it from the library or Python");
+        } else {
+          for_each_batch(o, [&](const std::vector<std::string_view>& batch) {
+            answers.assign(batch.size(), 0);
+            using F = std::decay_t<decltype(f)>;
+            if constexpr (can_find<F>) {
+              // A kind that answers with a value prints it: a map's value, a spatial filter's set, a compact
+              // approximator's bound, an attenuated filter's nearest level.
+              std::vector<decltype(f.find(batch[0]))> found(batch.size());
+              if constexpr (requires { f.find_many(batch, found.begin()); }) {
+                f.find_many(batch, found.begin());
+              } else {
+                for (std::size_t i = 0; i < batch.size(); ++i) found[i] = f.find(batch[i]);
+              }
+              for (std::size_t i = 0; i < batch.size(); ++i) {
+                any_no |= !found[i].has_value();
                 if (o.quiet) continue;
-                out.add(k);
-                out.add("\t" + std::to_string(n) + "\n");
+                out.add(batch[i]);
+                out.add(found[i] ? "\t" + std::to_string(*found[i]) + "\n" : std::string("\tno\n"));
               }
               out.flush();
               return;
             }
-          }
-          integer_keys scratch;
-          const std::vector<std::string_view>& keys = keys_for<F>(batch, scratch);
-          if constexpr (requires { f.contains_many(keys, answers.begin()); }) {
-            f.contains_many(keys, answers.begin());
-          } else {
-            for (std::size_t i = 0; i < keys.size(); ++i) answers[i] = f.contains(keys[i]);
-          }
-          // A cascade is exact on the keys it was built from, and a filter inside its zone on its whole
-          // universe: "yes" rather than "maybe". A filter that forgets cannot say "no", only that the key was
-          // not seen recently.
-          bool exact = F::input == kind_input::included_and_excluded;
-          if constexpr (requires { f.in_zone(); }) exact = f.in_zone();
-          for (std::size_t i = 0; i < batch.size(); ++i) {
-            any_no |= answers[i] == 0;
-            if (o.quiet) continue;
-            out.add(batch[i]);
-            out.add(answers[i] != 0 ? (exact ? "\tyes\n" : "\tmaybe\n") : (forgets_v<F> ? "\tabsent\n" : "\tno\n"));
-          }
-          out.flush();  // answers keep pace with an interactive stream
-        });
+            if constexpr (can_count<F>) {
+              if (o.count) {
+                for (const std::string_view k : batch) {
+                  const auto n = f.count(k);
+                  any_no |= n == 0;
+                  if (o.quiet) continue;
+                  out.add(k);
+                  out.add("\t" + std::to_string(n) + "\n");
+                }
+                out.flush();
+                return;
+              }
+            }
+            integer_keys scratch;
+            const std::vector<std::string_view>& keys = keys_for<F>(batch, scratch);
+            if constexpr (requires { f.contains_many(keys, answers.begin()); }) {
+              f.contains_many(keys, answers.begin());
+            } else {
+              for (std::size_t i = 0; i < keys.size(); ++i) answers[i] = f.contains(keys[i]);
+            }
+            // A cascade is exact on the keys it was built from, and a filter inside its zone on its whole
+            // universe: "yes" rather than "maybe". A filter that forgets cannot say "no", only that the key was
+            // not seen recently.
+            bool exact = F::input == kind_input::included_and_excluded;
+            if constexpr (requires { f.in_zone(); }) exact = f.in_zone();
+            for (std::size_t i = 0; i < batch.size(); ++i) {
+              any_no |= answers[i] == 0;
+              if (o.quiet) continue;
+              out.add(batch[i]);
+              out.add(answers[i] != 0 ? (exact ? "\tyes\n" : "\tmaybe\n") : (forgets_v<F> ? "\tabsent\n" : "\tno\n"));
+            }
+            out.flush();  // answers keep pace with an interactive stream
+          });
+        }
       },
       filter);
   return any_no ? 1 : 0;

@@ -133,10 +133,14 @@ int run_query(const std::string& filter_path, const std::string& input, input_ch
   std::visit(
       [&](const auto& f) {
         using F = std::decay_t<decltype(f)>;
-        for (const std::string& k : keys) {
-          const bool hit = f.contains(k);
-          absent |= !hit;
-          lines.push_back(k + (hit ? "\tmaybe" : (blume::forgets_v<F> ? "\tabsent" : "\tno")));
+        if constexpr (!blume::answers_keys<F>) {
+          throw blume::invalid_argument("a " + std::string(F::name) + " filter scores vectors, not keys");
+        } else {
+          for (const std::string& k : keys) {
+            const bool hit = f.contains(k);
+            absent |= !hit;
+            lines.push_back(k + (hit ? "\tmaybe" : (blume::forgets_v<F> ? "\tabsent" : "\tno")));
+          }
         }
       },
       filter);

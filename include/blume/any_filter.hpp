@@ -64,8 +64,8 @@ inline any_filter build_static_filter(filter_kind kind, std::vector<std::uint64_
                              (F::input == kind_input::keys_with_values        ? "keys with values: build_map_filter"
                               : F::input == kind_input::included_and_excluded ? "included and excluded keys: "
                                                                                 "cascade_filter::build"
-                                                                              : "integer keys of a universe: "
-                                                                                "make_integer_filter") +
+                              : F::input == kind_input::integers ? "integer keys of a universe: make_integer_filter"
+                                                                 : "vectors: make_vector_filter") +
                              "), not one key set");
     } else {
       throw invalid_argument("'" + std::string(F::name) + "' is not a static kind");
@@ -116,6 +116,22 @@ inline any_filter make_integer_filter(filter_kind kind, integer_universe u, std:
       made.emplace(F::for_zone(u, zone));
     } else {
       throw invalid_argument("a " + std::string(F::name) + " filter has no universe or zone");
+    }
+  });
+  if (!known) detail::unknown_kind(kind);
+  return std::move(*made);
+}
+
+/// A kind of vectors (kind_input::vectors: novelty) for inputs of `dim` values, its other parameters at their
+/// defaults (the kind's for_dimension).
+inline any_filter make_vector_filter(filter_kind kind, std::uint32_t dim) {
+  std::optional<any_filter> made;
+  const bool known = visit_kind(kind, [&](auto type) {
+    using F = typename decltype(type)::type;
+    if constexpr (F::input == kind_input::vectors) {
+      made.emplace(F::for_dimension(dim));
+    } else {
+      throw invalid_argument("a " + std::string(F::name) + " filter takes keys, not vectors");
     }
   });
   if (!known) detail::unknown_kind(kind);

@@ -41,6 +41,7 @@ enum class hash_id : std::uint16_t {
   murmur64a = 3,       // RedisBloom's cuckoo hash (redisbloom.hpp)
   xxh3_64 = 4,         // xxh3_64_hasher: one 64-bit hash in both halves of the digest
   integer_key = 5,     // integer_key_hasher: no hash, an 8-byte key's own value (egh)
+  flyhash = 6,         // no key is hashed: a novelty filter's projection, drawn from its seed (detail/flyhash.hpp)
 };
 
 /// The hash function's name, as the tools print it ("xxh3-64").
@@ -51,6 +52,7 @@ constexpr std::string_view hash_name(hash_id id) noexcept {
     case hash_id::murmur64a: return "murmur64a";
     case hash_id::xxh3_64: return "xxh3-64";
     case hash_id::integer_key: return "integer-key";
+    case hash_id::flyhash: return "flyhash";
   }
   return "unknown";
 }

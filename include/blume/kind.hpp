@@ -25,7 +25,8 @@ enum class kind_input : std::uint8_t {
   keys,                   // one key set (every kind the CLI builds from a list of keys)
   keys_with_values,       // keys mapped to small values (a Bloomier map)
   included_and_excluded,  // a set and its complement in a finite universe (a cascade)
-  integers                // integer keys of a finite universe, used as they are (egh); text keys are decimal
+  integers,               // integer keys of a finite universe, used as they are (egh); text keys are decimal
+  vectors                 // vectors of numbers, observed and scored, not keys (novelty)
 };
 
 /// The integers [0, U) the keys of a kind of integer keys come from (kind_input::integers: egh), 2 ≤ U ≤ 2^64,
@@ -68,6 +69,19 @@ concept described_kind = requires {
 template <class F>
 concept can_erase = requires(F& f, std::string_view k) {
   { f.erase(k) } -> std::same_as<bool>;
+};
+/// Answers whether a key may be in the set: every kind of keys. A kind of vectors (kind_input::vectors)
+/// scores inputs instead (scores_vectors).
+template <class F>
+concept answers_keys = requires(const F& f, std::string_view k) {
+  { f.contains(k) } -> std::convertible_to<bool>;
+};
+/// Scores how novel an input vector is, and observes inputs (the novelty filter).
+template <class F>
+concept scores_vectors = requires(F& f, std::span<const double> x) {
+  { f.novelty(x) } -> std::convertible_to<double>;
+  f.observe(x);
+  f.elapse(std::uint64_t{1});
 };
 /// How many times a key was inserted, at most.
 template <class F>

@@ -32,6 +32,7 @@
 #include "blume/kinds/golomb_coded_set.hpp"
 #include "blume/kinds/invertible_bloom_filter.hpp"
 #include "blume/kinds/layered_bloom_filter.hpp"
+#include "blume/kinds/novelty_filter.hpp"
 #include "blume/kinds/partitioned_bloom_filter.hpp"
 #include "blume/kinds/quotient_filter.hpp"
 #include "blume/kinds/scalable_bloom_filter.hpp"
@@ -51,13 +52,14 @@ struct kind_list {};
 /// counting, 2-bit cells for stable, split-block buffers for aging, 8-bit cells for spatial, blocked layers
 /// for layered and attenuated, the max lattice of 32-bit values for compact, 4-bit counters and increments 4 … 7 for vi-counting,
 /// 16-byte cells for iblt, 4 subtables of 8-cell buckets with 4-bit counters for dleft), in id order.
-using filter_types = kind_list<bloom_filter<>, partitioned_bloom_filter<>, blocked_bloom_filter<>,
-                               split_block_bloom_filter<>, counting_bloom_filter<>, cuckoo_filter<>, quotient_filter<>,
-                               scalable_bloom_filter<>, stable_bloom_filter<>, aging_bloom_filter<>, xor8_filter<>,
-                               xor16_filter<>, fuse8_filter<>, fuse16_filter<>, golomb_coded_set<>, bloomier_filter<>,
-                               cascade_filter, spatial_bloom_filter<>, layered_bloom_filter<>,
-                               attenuated_bloom_filter<>, compact_approximator<>, variable_increment_counting_filter<>,
-                               invertible_bloom_filter<>, dleft_counting_filter<>, egh_filter, compaction_filter<>>;
+using filter_types =
+    kind_list<bloom_filter<>, partitioned_bloom_filter<>, blocked_bloom_filter<>, split_block_bloom_filter<>,
+              counting_bloom_filter<>, cuckoo_filter<>, quotient_filter<>, scalable_bloom_filter<>,
+              stable_bloom_filter<>, aging_bloom_filter<>, xor8_filter<>, xor16_filter<>, fuse8_filter<>,
+              fuse16_filter<>, golomb_coded_set<>, bloomier_filter<>, cascade_filter, spatial_bloom_filter<>,
+              layered_bloom_filter<>, attenuated_bloom_filter<>, compact_approximator<>,
+              variable_increment_counting_filter<>, invertible_bloom_filter<>, dleft_counting_filter<>, egh_filter,
+              compaction_filter<>, novelty_filter>;
 
 /// Types files hold beside the kinds' default instantiations: a kind's earlier default hasher, which its
 /// files of that time were written with (split-block hashed with XXH3-128 up to 0.1.0). any_filter opens and

@@ -564,6 +564,19 @@ inline std::uint64_t iblt_cells_for_difference(std::uint64_t d) noexcept {
   return (static_cast<std::uint64_t>(cells) + k - 1) / k * k;
 }
 
+/// The least FP + FN of any duplicate detector with m bits of state on a stream of items drawn uniformly
+/// from an alphabet of L ≥ m items, at its n-th item (n > m): 1 − (1 − (1 − 1/L)^m) / (1 − (1 − 1/L)^n).
+/// FP is the share of items seen for the first time that it calls duplicates, FN the share of duplicates it
+/// calls new. Its reason: m bits remember at most m of the items seen, and a duplicate of one of the others
+/// cannot be told from a new item. It grows with n towards (1 − 1/L)^m, which is near 1, a random detector's
+/// sum, when L ≫ m. (Géraud, Lombard-Platet & Naccache, "Quotient Hash Tables: Efficiently Detecting
+/// Duplicates in Streaming Data", ACM SAC 2019; stated in the Bloom filter article's section on streams.)
+inline double streaming_error_floor(double n, double m, double alphabet) noexcept {
+  if (!(n > m) || !(alphabet > 1)) return 0.0;
+  const double per_item = std::log1p(-1.0 / alphabet);
+  return 1.0 - std::expm1(m * per_item) / std::expm1(n * per_item);
+}
+
 }  // namespace math
 
 /// What the planners need of a kind: its id and name, the memory a plan's `bits` take, and its model

@@ -47,6 +47,12 @@ template <class F>
   throw unsupported("a " + std::string(F::name) + " filter cannot " + std::string(what));
 }
 
+/// What a kind of vectors (novelty) says to a call about keys: it has none, it scores inputs.
+template <class F>
+[[noreturn]] void refuse_keys() {
+  refuse<F>("take or look up keys: it scores vectors (observe() and novelty())");
+}
+
 // ---- the object ---------------------------------------------------------------------------------------
 
 /// A filter as Python holds it: the filter, the design its file records (capacity and target rate), and

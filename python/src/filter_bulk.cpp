@@ -79,13 +79,18 @@ void bind_bulk(py::class_<py_filter>& c) {
         std::vector<std::uint8_t> hits;
         std::visit(
             [&](const auto& f) {
-              auto sink = [&](std::span<const digest> chunk) {
-                std::shared_lock lock(self.mutex);
-                const std::size_t at = hits.size();
-                hits.resize(at + chunk.size());
-                f.contains_many(chunk, hits.data() + at);
-              };
-              for_each_chunk(f, keys, format, sink);
+              using F = std::decay_t<decltype(f)>;
+              if constexpr (!answers_keys<F>) {
+                refuse_keys<F>();
+              } else {
+                auto sink = [&](std::span<const digest> chunk) {
+                  std::shared_lock lock(self.mutex);
+                  const std::size_t at = hits.size();
+                  hits.resize(at + chunk.size());
+                  f.contains_many(chunk, hits.data() + at);
+                };
+                for_each_chunk(f, keys, format, sink);
+              }
             },
             self.filter);
         return answers(hits);
@@ -100,11 +105,16 @@ void bind_bulk(py::class_<py_filter>& c) {
         std::uint64_t hits = 0;
         std::visit(
             [&](const auto& f) {
-              auto sink = [&](std::span<const digest> chunk) {
-                std::shared_lock lock(self.mutex);
-                hits += f.count_contained(chunk);
-              };
-              for_each_chunk(f, keys, format, sink);
+              using F = std::decay_t<decltype(f)>;
+              if constexpr (!answers_keys<F>) {
+                refuse_keys<F>();
+              } else {
+                auto sink = [&](std::span<const digest> chunk) {
+                  std::shared_lock lock(self.mutex);
+                  hits += f.count_contained(chunk);
+                };
+                for_each_chunk(f, keys, format, sink);
+              }
             },
             self.filter);
         return hits;

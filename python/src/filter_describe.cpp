@@ -90,7 +90,15 @@ void bind_describe(py::class_<py_filter>& c) {
       "The target false-positive rate it was planned for (None when its file does not record one).");
   c.def_property_readonly(
       "predicted_fpr",
-      [](const py_filter& self) { return read_filter(self, [](const auto& f) { return f.predicted_fpr(); }); },
+      [](const py_filter& self) {
+        return read_filter(self, [](const auto& f) -> double {
+          if constexpr (requires { f.predicted_fpr(); }) {
+            return f.predicted_fpr();
+          } else {
+            refuse_keys<std::decay_t<decltype(f)>>();
+          }
+        });
+      },
       "The false-positive rate its model predicts for what it holds now.");
   c.def_property_readonly(
       "size_in_bytes",

@@ -121,6 +121,9 @@ py::object build(const std::string& kind_name_arg, py::object keys, double fpr, 
     case kind_input::integers:
       throw invalid_argument("a " + kind_name_arg + " filter is sized by its universe and zone: blume.Filter('" +
                              kind_name_arg + "', universe=U, zone=D), then add_many(keys)");
+    case kind_input::vectors:
+      throw invalid_argument("a " + kind_name_arg + " filter observes vectors: blume." +
+                             "NoveltyFilter(dim=D), then observe(array)");
     case kind_input::keys: break;
   }
   if (!values.is_none() || !excluded.is_none())
@@ -129,7 +132,8 @@ py::object build(const std::string& kind_name_arg, py::object keys, double fpr, 
   std::vector<digest> digests;
   auto collect = [&](std::span<const digest> chunk) { digests.insert(digests.end(), chunk.begin(), chunk.end()); };
   visit_kind(*kind, [&](auto type) {
-    for_each_chunk(hashing_as<typename decltype(type)::type::hasher_type>{}, keys, "lines", collect);
+    if constexpr (hasher<typename decltype(type)::type::hasher_type>)
+      for_each_chunk(hashing_as<typename decltype(type)::type::hasher_type>{}, keys, "lines", collect);
   });
   const std::uint64_t n = std::max<std::uint64_t>(digests.size(), 1);
   py::gil_scoped_release release;

@@ -68,7 +68,13 @@ PyObject* contains(PyObject* self, PyObject* key) noexcept {
     }
     std::uint64_t scratch = 0;
     const std::string_view bytes = key_bytes(key, scratch);
-    return PyBool_FromLong(read_filter(*f, [&](const auto& typed) { return typed.contains(typed.hash(bytes)); }));
+    return PyBool_FromLong(read_filter(*f, [&](const auto& typed) -> bool {
+      if constexpr (answers_keys<std::decay_t<decltype(typed)>>) {
+        return typed.contains(typed.hash(bytes));
+      } else {
+        refuse_keys<std::decay_t<decltype(typed)>>();
+      }
+    }));
   } catch (py::error_already_set& e) {
     e.restore();
   } catch (...) {
@@ -93,16 +99,17 @@ void bind_keys(py::class_<py_filter>& c) {
         const std::string_view bytes = key_bytes(key, scratch);
         return write_filter(self, [&](auto& f) -> py::object {
           using F = std::decay_t<decltype(f)>;
-          const digest d = f.hash(bytes);
-          if constexpr (takes_valued_inserts<F>) {
+          if constexpr (!answers_keys<F>) {
+            refuse_keys<F>();
+          } else if constexpr (takes_valued_inserts<F>) {
             if (value.is_none())
               throw invalid_argument("a " + std::string(F::name) +
                                      " filter stores a value with each key: add(key, value)");
-            f.insert(d, value_argument<F>(value));
+            f.insert(f.hash(bytes), value_argument<F>(value));
             return py::none();
           } else if constexpr (takes_inserts<F>) {
             if (!value.is_none()) refuse<F>("store a value with a key");
-            return insert_one(f, d);
+            return insert_one(f, f.hash(bytes));
           } else {
             refuse<F>(F::is_static ? "take keys after it is built (it is static: blume.build makes it)"
                                    : "take keys after it is built (blume.build makes it)");

@@ -15,6 +15,7 @@
 #include "blume/kinds.hpp"
 #include "blume/plan.hpp"
 #include "blume/version.hpp"
+#include "vectors.hpp"
 
 namespace blume::python {
 
@@ -149,7 +150,7 @@ namespace {
 
 /// Each kind's Python class name. A kind missing here fails the build (class_name_of's static_assert), so
 /// a new kind gets its class at once.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 26> class_names{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 27> class_names{{
     {"bloom", "BloomFilter"},
     {"partitioned", "PartitionedBloomFilter"},
     {"blocked", "BlockedBloomFilter"},
@@ -176,6 +177,7 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 26> class_na
     {"dleft", "DLeftCountingFilter"},
     {"egh", "EghFilter"},
     {"compaction", "HashCompactionFilter"},
+    {"novelty", "NoveltyFilter"},
 }};
 
 constexpr std::string_view class_name(std::string_view kind) {
@@ -260,6 +262,9 @@ py::object wrap(any_filter f, filter_design design) {
 void bind_kinds(py::module_& m, py::class_<py_filter>& c) {
   c.def(py::init([](const std::string& kind, std::uint64_t capacity, double fpr) {
           const filter_kind k = kind_argument(kind);
+          if (input_of(k) == kind_input::vectors)
+            throw unsupported("a " + kind + " filter observes vectors: blume." + std::string(class_name(kind)) +
+                              "(dim=D)");
           if (is_static(k) || input_of(k) != kind_input::keys)
             throw unsupported("a " + kind + " filter is built from all its inputs at once: use blume.build('" + kind +
                               "', ...)");
@@ -296,7 +301,9 @@ void bind_kinds(py::module_& m, py::class_<py_filter>& c) {
     const std::string name(class_name(F::name));
     py::class_<T, py_filter> cls(m, name.c_str());
     cls.attr("kind_name") = std::string(F::name);
-    if constexpr (F::input == kind_input::integers) {
+    if constexpr (F::input == kind_input::vectors) {
+      bind_vectors<F>(cls);
+    } else if constexpr (F::input == kind_input::integers) {
       cls.def(py::init([](const py::int_& universe, std::optional<std::uint64_t> zone,
                           std::optional<std::uint64_t> memory) {
                 return std::make_unique<T>(integer_filter<F>(universe, zone, memory), filter_design{});

@@ -22,7 +22,9 @@ from conftest import FIXTURES, SANITIZED, sized, within_999
 STATIC = {"xor8", "xor16", "fuse8", "fuse16", "gcs"}
 MAPS = {"bloomier", "spatial", "compact"}
 INTEGER_KINDS = {"egh"}
-KEY_SET_KINDS = [k for k in blume.kinds() if k not in STATIC | MAPS | INTEGER_KINDS | {"cascade"}]
+VECTOR_KINDS = {"novelty"}
+KEY_KINDS = [k for k in blume.kinds() if k not in VECTOR_KINDS]
+KEY_SET_KINDS = [k for k in KEY_KINDS if k not in STATIC | MAPS | INTEGER_KINDS | {"cascade"}]
 
 
 def keys(n, prefix="key"):
@@ -35,6 +37,10 @@ def keys_of(kind, n):
 
 
 def make(kind, n, fpr=0.01):
+    if kind in VECTOR_KINDS:  # n observations of 16 values
+        f = blume.class_of(kind)(dim=16)
+        f.observe(np.random.default_rng(n).random((n, 16)))
+        return f
     if kind in INTEGER_KINDS:
         f = blume.Filter(kind, universe=2**32, zone=n)
         f.add_many(keys_of(kind, n))
@@ -54,7 +60,7 @@ def make(kind, n, fpr=0.01):
 
 
 def test_every_kind_has_its_class_and_is_exported():
-    assert len(blume.kinds()) == 26
+    assert len(blume.kinds()) == 27
     for name in blume.kinds():
         cls = blume.class_of(name)
         assert issubclass(cls, blume.Filter)
@@ -64,7 +70,7 @@ def test_every_kind_has_its_class_and_is_exported():
     assert blume.class_of("split-block") is blume.SplitBlockBloomFilter
 
 
-@pytest.mark.parametrize("kind", blume.kinds())
+@pytest.mark.parametrize("kind", KEY_KINDS)
 def test_every_kind_finds_every_key_it_holds(kind):
     n = sized(5000)
     f = make(kind, n)
@@ -392,6 +398,100 @@ def test_union_intersection_and_estimates():
         blume.CuckooFilter(100).merge(blume.CuckooFilter(100))
     with pytest.raises(TypeError):
         a | 5
+
+
+# ---- vectors: the novelty filter ---------------------------------------------------------------------------
+
+
+def test_a_novelty_filter_scores_one_input_or_rows_of_them():
+    f = blume.NoveltyFilter(dim=50, depression=0.4, recovery=0.01)
+    assert (f.dim, f.units, f.samples, f.tag_size) == (50, 2000, 6, 100)
+    rng = np.random.default_rng(1)
+    x = rng.random(50)
+    assert f.novelty(x) == 1.0
+    assert f.observe(x) == 1.0  # its novelty just before
+    assert f.novelty(x) == pytest.approx(0.4)
+    assert f.novelty(list(x)) == f.novelty(x)  # anything NumPy converts
+    rows = rng.random((30, 50))
+    before = f.observe(rows)
+    assert before.shape == (30,) and before.dtype == np.float64
+    assert (f.clock, f.observed) == (31, 31)
+    again = f.novelty(rows)
+    assert (again < before).all()  # every row was just observed
+    near = rows[0] + rng.normal(0, 0.01, 50)
+    far = rng.random(50)
+    assert f.novelty(near) < f.novelty(far)  # similar inputs share most of their tag
+    assert len(f.tag(x)) == 100 and f.tag(x) == sorted(f.tag(x))
+
+
+def test_a_seen_input_recovers_with_time_as_the_rule_says():
+    f = blume.NoveltyFilter(dim=8, units=400, depression=0.25, recovery=0.05)
+    x = np.arange(8.0)
+    f.observe(x)
+    f.elapse(20)
+    assert f.novelty(x) == pytest.approx(1 - 0.75 * 0.95**20, abs=1e-12)
+    w = f.weights()
+    assert w.shape == (400,) and (w <= 1).all() and (w >= 0).all()
+
+
+def test_a_novelty_filter_observes_many_as_one_by_one_and_round_trips(tmp_path):
+    rows = np.random.default_rng(2).random((25, 10))
+    a, b = blume.NoveltyFilter(dim=10, units=300, seed=7), blume.NoveltyFilter(dim=10, units=300, seed=7)
+    batch = a.observe(rows)
+    assert [b.observe(r) for r in rows] == batch.tolist()
+    assert a.to_bytes() == b.to_bytes()
+    a.elapse(5)
+    path = tmp_path / "fly.blume"
+    a.save(path)
+    g = blume.load(path)
+    assert type(g) is blume.NoveltyFilter and g.clock == 30 and g.observed == 25
+    assert g.novelty(rows).tolist() == a.novelty(rows).tolist()
+    info = g.info()
+    assert info["kind"] == "novelty"
+
+
+def test_a_novelty_filter_refuses_keys_and_bad_inputs():
+    f = blume.NoveltyFilter(dim=4, units=100)
+    with pytest.raises(blume.UnsupportedOperation, match="scores vectors"):
+        "key" in f
+    with pytest.raises(blume.UnsupportedOperation, match="scores vectors"):
+        f.add("key")
+    with pytest.raises(blume.UnsupportedOperation, match="scores vectors"):
+        f.contains_many(["a", "b"])
+    with pytest.raises(blume.InvalidArgument, match="3 values, the filter takes 4"):
+        f.novelty([1.0, 2.0, 3.0])
+    with pytest.raises(blume.InvalidArgument, match="not a finite number"):
+        f.observe([1.0, float("nan"), 0.0, 0.0])
+    with pytest.raises(blume.InvalidArgument, match="1-D array"):
+        f.novelty(np.zeros((2, 2, 4)))
+    assert f.observed == 0
+    with pytest.raises(blume.InvalidArgument, match="depression"):
+        blume.NoveltyFilter(dim=4, depression=1.0)
+    with pytest.raises(blume.InvalidArgument, match="samples"):
+        blume.NoveltyFilter(dim=4, samples=6)
+    assert blume.NoveltyFilter(dim=4, units=100).samples == 4  # 6 by default, or dim when smaller
+    with pytest.raises(blume.UnsupportedOperation, match="observes vectors"):
+        blume.Filter("novelty", capacity=100)
+    with pytest.raises(blume.InvalidArgument, match="observes vectors"):
+        blume.build("novelty", ["a"])
+
+
+def test_the_tool_describes_a_novelty_file_and_refuses_keys(cli, tmp_path):
+    f = blume.NoveltyFilter(dim=8, units=200, depression=0.5, recovery=0.02)
+    f.observe(np.random.default_rng(3).random((5, 8)))
+    f.elapse(4)
+    path = tmp_path / "fly.blume"
+    f.save(path)
+    info = json.loads(subprocess.run([cli, "info", "--json", str(path)], capture_output=True, text=True,
+                                     check=True).stdout)
+    assert (info["kind"], info["units"], info["tag"], info["dimension"], info["clock"]) == ("novelty", 200, 10, 8, 9)
+    assert (info["depression"], info["recovery"], info["forgets"]) == (0.5, 0.02, True)
+    assert {k: v for k, v in info.items() if k != "checksum"} == f.info()  # as Python describes it
+    query = subprocess.run([cli, "query", str(path), "key"], capture_output=True, text=True)
+    assert query.returncode == 2 and "scores vectors, not keys" in query.stderr
+    build = subprocess.run([cli, "build", "--kind", "novelty", "--output", str(tmp_path / "x.blume")],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    assert build.returncode == 2 and "observes vectors" in build.stderr
 
 
 # ---- files, bytes, pickling -----------------------------------------------------------------------------

@@ -163,7 +163,7 @@ inline file_header decode_header(std::span<const std::byte> bytes) {
   if (!known_kind(kind)) throw format_error("unknown filter kind " + std::to_string(kind));
   h.kind = static_cast<filter_kind>(kind);
   const auto hash = read_le<std::uint16_t>(p + off_hash);
-  if (hash < static_cast<std::uint16_t>(hash_id::xxh3_128) || hash > static_cast<std::uint16_t>(hash_id::integer_key))
+  if (hash < static_cast<std::uint16_t>(hash_id::xxh3_128) || hash > static_cast<std::uint16_t>(hash_id::flyhash))
     throw format_error("unknown hash function id " + std::to_string(hash));
   h.hash = static_cast<hash_id>(hash);
   h.layout = read_le<std::uint32_t>(p + off_block_bits);
