@@ -283,9 +283,9 @@ inline std::vector<report_field> describe_filter(const any_filter& filter, const
             add("recovery", fixed(r.recovery, 4) + " of what a weight lacks, each step", json_number(r.recovery));
             add("clock", std::to_string(f.clock()) + " steps (" + std::to_string(f.observed()) + " observations)",
                 std::to_string(f.clock()));
-            add("mean weight", fixed(f.mean_weight(), 4), json_number(f.mean_weight()));
-            add("unrelated novelty", fixed(f.expected_unrelated_novelty(), 4) + " (model, before recovery)",
-                json_number(f.expected_unrelated_novelty()));
+            const double mean = f.mean_weight(), unrelated = f.expected_unrelated_novelty();
+            add("mean weight", fixed(mean, 4), json_number(mean));
+            add("unrelated novelty", fixed(unrelated, 4) + " (model, before recovery)", json_number(unrelated));
           }
           if constexpr (requires { f.predicted_fpr(); })
             add("predicted FPR now", percent(f.predicted_fpr()), json_number(f.predicted_fpr()));

@@ -13,7 +13,7 @@
 #   scripts/bench-report.sh --quick [--output PATH]         smallest sizes: checks the plumbing, not the figures
 set -euo pipefail
 
-sections=(kinds family static gcs variants counting quality reconcile novelty streaming distributed redis transfer python signup)
+sections=(kinds family static gcs variants counting quality reconcile novelty streaming distributed aggregation redis transfer python signup)
 usage() {
   echo "usage: scripts/bench-report.sh [--quick] [--output PATH] [--only SECTION,...]"
   echo "sections: ${sections[*]}"
@@ -70,6 +70,7 @@ targets_of() {
     novelty) echo blume_novelty_bench ;;
     streaming) echo blume_streaming_bench ;;
     distributed) echo blume_mpi_traffic ;;
+    aggregation) echo blume_mpi ;;
     redis) echo blume_redis ;;
     transfer) echo blume_redis blume_cli ;;
     python) echo blume_python ;;
@@ -200,6 +201,39 @@ PY
     shown+=" --digits <scikit-learn's digits as CSV>"
   fi
   run "$body" "$bin/bench/blume_novelty_bench" "${args[@]}"
+}
+
+# blume-mpi aggregate on 2 ranks: rounds against N, one run under churn, and the filters' bias against its model.
+section_aggregation() {
+  local sizes=(100 300 1000 3000) rates=(1e-6 0.01 0.05 0.2) churn=1000 n r
+  ((quick)) && sizes=(100 300) && rates=(0.01 0.2) && churn=200
+  need_command mpirun
+  need_file "$bin/distributed/blume-mpi"
+  shown="mpirun -np 2 $bin/distributed/blume-mpi aggregate --peers N [--fpr F] --summary, and one run with --change-at and --leave-at"
+  [ -z "$missing" ] || return 0
+  aggregate() {
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+      mpirun -np 2 "$bin/distributed/blume-mpi" aggregate "$@"
+  }
+  local header="| peers | filters' rate | rounds | exact | bytes per peer a round | bytes per peer in all | filter bytes per peer | values never counted | model |
+|--:|--:|--:|:-:|--:|--:|--:|--:|--:|"
+  {
+    echo "**Rounds until every peer's five aggregates are exact, against N** (4 pushes a peer a round among 15 sampled peers; filters at 1%):"
+    echo
+    echo "$header"
+    for n in "${sizes[@]}"; do aggregate --peers "$n" --summary; done
+    echo
+    echo "**The filters' bias** ($churn peers; a run stops once no value is newly counted for 2·N/4 rounds): values never counted, against the model:"
+    echo
+    echo "$header"
+    for r in "${rates[@]}"; do aggregate --peers "$churn" --fpr "$r" --summary; done
+    echo
+    local change=400 leave=500 every=50
+    ((quick)) && change=100 && leave=150 && every=25
+    echo "**Under churn** ($churn peers): 10% of the values change at round $change, then 10% of the peers leave at round $leave (every ${every}th round shown):"
+    echo
+    aggregate --peers "$churn" --change-at "$change" --leave-at "$leave" --every "$every"
+  } >"$body" || status=$?
 }
 
 # Its picture goes to docs/plots/streaming.svg (with --quick, beside the quick report).

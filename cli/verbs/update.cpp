@@ -38,6 +38,9 @@ int run_update(const query_options& o, update what) {
   std::visit(
       [&](auto& f) {
         using F = std::decay_t<decltype(f)>;
+        if constexpr (!answers_keys<F>)
+          throw invalid_argument("a '" + std::string(kind_name(F::kind)) +
+                                 "' filter scores vectors, not keys: change it from the library or Python");
         if (what == update::erase && !can_erase<F>)
           throw invalid_argument("erase is not sound for a '" + std::string(kind_name(F::kind)) +
                                  "' filter (it cannot forget keys): use one of " + erasing_kinds());

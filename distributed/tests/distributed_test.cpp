@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "blume/blume.hpp"
+#include "blume/distributed/aggregate.hpp"
 #include "blume/distributed/duplicates.hpp"
 #include "blume/distributed/partitioned_filter.hpp"
 #include "blume/distributed/replicate.hpp"
@@ -213,6 +214,42 @@ TEST(Duplicates, ApproximateCandidatesHoldEveryDuplicateAndUniqueKeysAtTheRate) 
     const double rate = 1 - std::pow(0.95, distinct / static_cast<double>(d.total));
     const double expected = rate * static_cast<double>(d.unique);
     EXPECT_NEAR(flagged, expected, 3.29 * std::sqrt(expected) + 0.05 * expected) << "of " << d.unique;
+  }
+}
+
+// Gossip aggregation with peers spread over the ranks: every aggregate of every peer becomes exact, follows values
+// that change and peers that leave, and no peer ever counts more values than there are peers.
+TEST(GossipAggregation, EveryPeerReachesTheExactAggregatesAndFollowsChangesAndDepartures) {
+  blume::distributed::gossip_options o;
+  o.peers = 150;
+  o.filters = {256, 1e-9};
+  blume::distributed::gossip_aggregation net(MPI_COMM_WORLD, o,
+                                             [](std::uint64_t i) { return 0.5 * static_cast<double>(i % 97); });
+  const auto converge = [&](const char* phase) {
+    for (int r = 0; r < 600; ++r) {
+      const auto report = net.round();
+      for (const auto& p : net.local_peers()) {
+        if (!p.has_left()) {
+          EXPECT_LE(p.aggregate().count, 150) << phase;
+        }
+      }
+      if (report.exact) return report.round;
+    }
+    ADD_FAILURE() << phase << ": not exact after 600 rounds";
+    return std::uint64_t{0};
+  };
+  EXPECT_GT(converge("start"), 0u);
+  for (std::uint64_t i = 0; i < 150; i += 10) net.change(i, 100.0 + static_cast<double>(i));  // a new MAX too
+  EXPECT_GT(converge("after changes"), 0u);
+  for (std::uint64_t i = 5; i < 150; i += 10) net.leave(i);
+  EXPECT_EQ(net.present(), 135u);
+  EXPECT_GT(converge("after departures"), 0u);
+  const auto exact = net.exact();
+  EXPECT_EQ(exact.count, 135);
+  for (const auto& p : net.local_peers()) {
+    if (!p.has_left()) {
+      EXPECT_EQ(p.aggregate().count, 135);
+    }
   }
 }
 

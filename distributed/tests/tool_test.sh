@@ -110,4 +110,11 @@ kill "$writer" && wait "$writer" 2> /dev/null || true
 if run 2 build --input "$dir/[eb]*.txt" --output "$dir/empty.blume" 2> "$dir/error"; then exit 1; fi
 grep -q "^blume-mpi: no keys in input" "$dir/error"
 [ ! -e "$dir/empty.blume" ]
+# Gossip aggregation on 3 ranks: exact after changes and departures, and a summary row; bad options refused.
+run 3 aggregate --peers 120 --every 1000 --change-at 60 --leave-at 90 > "$dir/aggregate.md"
+grep -q "^Exact after [0-9]* rounds" "$dir/aggregate.md" || { cat "$dir/aggregate.md" >&2; exit 1; }
+run 2 aggregate --peers 100 --fpr 0.2 --summary > "$dir/summary.md"
+grep -Eq "^\| 100 \| 0.2 \| [0-9]+ \| (yes|no) \|" "$dir/summary.md" || { cat "$dir/summary.md" >&2; exit 1; }
+if run 2 aggregate --peers 1 2> "$dir/error"; then exit 1; fi
+grep -q "peers" "$dir/error"
 echo "blume-mpi: all checks passed"

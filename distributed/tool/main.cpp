@@ -8,10 +8,12 @@
 //                                 [--input-check sampled|full]
 //   mpirun -np 4 blume-mpi build --input 'part-*.txt' --output users.blume [--kind split-block] [--fpr 0.01]
 //   mpirun -np 4 blume-mpi query --filter users.blume --input 'queries-*.txt'
+//   mpirun -np 2 blume-mpi aggregate --peers 10000 [--fpr 0.01] [--change-at R --leave-at R --share 0.1] [--every K]
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "blume/blume.hpp"
+#include "blume/distributed/aggregate.hpp"
 #include "blume/distributed/duplicates.hpp"
 #include "blume/distributed/replicate.hpp"
 #include "input.hpp"
@@ -157,6 +160,117 @@ int run_query(const std::string& filter_path, const std::string& input, input_ch
   return absent;
 }
 
+struct aggregate_options {
+  blume::distributed::gossip_options gossip;
+  std::uint64_t change_at = 0, leave_at = 0, max_rounds = 100000, every = 1;
+  double share = 0.1;
+  bool summary = false;  // one markdown row at the end, no table of rounds
+};
+
+/// A value in [0, 100) drawn from (seed, peer, draw): the same on every rank.
+double value_of(std::uint64_t seed, std::uint64_t peer, std::uint64_t draw) {
+  const std::uint64_t h = blume::detail::splitmix64_mix(seed ^ blume::detail::splitmix64_mix(peer * 4 + draw + 1));
+  return 100.0 * static_cast<double>(h >> 11) / 9007199254740992.0;
+}
+
+/// Whether peer i is among the `share` that change or leave: drawn from (seed, peer), the same on every rank.
+bool chosen(std::uint64_t seed, std::uint64_t peer, std::uint64_t draw, double share) {
+  return value_of(seed, peer, draw) < 100.0 * share;
+}
+
+/// Gossip rounds until every peer's aggregates are exact after the last scheduled event (or until no value is newly
+/// counted or replaced for long enough, when the filters' false positives keep some values out for good),
+/// printing the errors per round as a markdown table, then a summary.
+int run_aggregate(const aggregate_options& o) {
+  const place where = place::of(MPI_COMM_WORLD);
+  const std::uint64_t seed = o.gossip.seed;
+  blume::distributed::gossip_aggregation net(MPI_COMM_WORLD, o.gossip,
+                                             [&](std::uint64_t i) { return value_of(seed, i, 0); });
+  const auto print = [&](const char* format, auto... args) {
+    if (where.rank == 0) std::printf(format, args...);
+  };
+  const auto& g = o.gossip;
+  const auto table = [&](const char* format, auto... args) {
+    if (!o.summary) print(format, args...);
+  };
+  table("%llu peers over %d ranks, %u pushes per peer a round among %u sampled, filters for %llu entries at %g",
+        static_cast<unsigned long long>(g.peers), where.ranks, g.pushes, g.sampled,
+        static_cast<unsigned long long>(g.filters.peers), g.filters.fpr);
+  if (o.change_at != 0)
+    table("; %g%% of the values change at round %llu", 100 * o.share, static_cast<unsigned long long>(o.change_at));
+  if (o.leave_at != 0)
+    table("; %g%% of the peers leave at round %llu", 100 * o.share, static_cast<unsigned long long>(o.leave_at));
+  table(
+      ".\n\n| round | SUM error (mean / max) | COUNT | AVERAGE | MIN | MAX | bytes per peer | exact |\n"
+      "|--:|--:|--:|--:|--:|--:|--:|:-:|\n");
+  const std::uint64_t last_event = std::max(o.change_at, o.leave_at);
+  std::uint64_t exact_at = 0, settled_at = 0, quiet = 0;
+  double bytes = 0;
+  blume::distributed::round_report r;
+  for (std::uint64_t round = 1; round <= o.max_rounds; ++round) {
+    if (round == o.change_at)
+      for (std::uint64_t i = 0; i < g.peers; ++i)
+        if (chosen(seed, i, 1, o.share)) net.change(i, value_of(seed, i, 2));
+    if (round == o.leave_at)
+      for (std::uint64_t i = 0; i < g.peers; ++i)
+        if (chosen(seed, i, 3, o.share)) net.leave(i);
+    r = net.round();
+    bytes += r.bytes_per_peer;
+    // Settled: no value newly counted or replaced for as many rounds as a disseminator takes to push to every
+    // peer once more, which is also what MIN and MAX need to be rebuilt after a removal.
+    quiet = r.outcomes[0] + r.outcomes[1] == 0 && round > last_event ? quiet + 1 : 0;
+    const bool settled = quiet >= 2 * g.peers / g.pushes + 1;
+    const bool last = (r.exact || settled) && round >= last_event;
+    if (round % o.every == 0 || round == o.change_at || round == o.leave_at || last)
+      table("| %llu | %.2e / %.2e | %.2e / %.2e | %.2e / %.2e | %.2e / %.2e | %.2e / %.2e | %.0f | %s |\n",
+            static_cast<unsigned long long>(round), r.sum.mean, r.sum.max, r.count.mean, r.count.max, r.average.mean,
+            r.average.max, r.min.mean, r.min.max, r.max.mean, r.max.max, r.bytes_per_peer, r.exact ? "yes" : "no");
+    if (last) {
+      (r.exact ? exact_at : settled_at) = round;
+      break;
+    }
+  }
+  // The filters' bias: the share of values never counted, against its model (aggregation::expected_shortfall).
+  std::uint64_t missing = 0, filter_bytes = 0, counted_peers = 0;
+  const auto e = net.exact();
+  for (const auto& p : net.local_peers()) {
+    filter_bytes += p.filter_bytes();
+    if (p.has_left()) continue;
+    missing += static_cast<std::uint64_t>(std::max<std::int64_t>(0, e.count - p.aggregate().count));
+    ++counted_peers;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &missing, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &filter_bytes, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &counted_peers, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  const auto plan = blume::bloom_filter<>::plan(g.filters.peers, g.filters.fpr);
+  const double model =
+      blume::aggregation::expected_shortfall(static_cast<double>(g.peers), static_cast<double>(plan.bits), plan.hashes);
+  const double lost = 100.0 * static_cast<double>(missing) /
+                      (static_cast<double>(counted_peers) * static_cast<double>(std::max<std::int64_t>(e.count, 1)));
+  const std::uint64_t rounds = exact_at != 0 ? exact_at : settled_at != 0 ? settled_at : o.max_rounds;
+  const double per_round = bytes / static_cast<double>(std::max<std::uint64_t>(r.round, 1));
+  const double filters = static_cast<double>(filter_bytes) / static_cast<double>(g.peers);
+  if (o.summary) {
+    // | peers | rate | rounds | exact | bytes per peer a round | in all | filter bytes per peer | lost | model |
+    print("| %llu | %g | %llu | %s | %.0f | %.0f | %.0f | %.3g%% | %.3g%% |\n",
+          static_cast<unsigned long long>(g.peers), g.filters.fpr, static_cast<unsigned long long>(rounds),
+          exact_at != 0 ? "yes" : "no", per_round, bytes, filters, lost, 100.0 * model);
+  } else {
+    print(
+        "\n%s after %llu rounds; %.0f bytes per peer sent in all (%.0f a round); filters %.0f bytes per peer; "
+        "values never counted: %.3g%% of the pairs (model of the filters' bias %.3g%%); outcomes of the last "
+        "round: %llu first, %llu replaced, %llu already counted, %llu unsuccessful.\n",
+        exact_at != 0     ? "Exact"
+        : settled_at != 0 ? "Settled (no value newly counted)"
+                          : "Stopped",
+        static_cast<unsigned long long>(rounds), bytes, per_round, filters, lost, 100.0 * model,
+        static_cast<unsigned long long>(r.outcomes[0]), static_cast<unsigned long long>(r.outcomes[1]),
+        static_cast<unsigned long long>(r.outcomes[2]), static_cast<unsigned long long>(r.outcomes[3]));
+  }
+  if (where.rank == 0) std::fflush(stdout);
+  return exact_at != 0 || settled_at != 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -210,6 +324,36 @@ int main(int argc, char** argv) {
   query->add_option("--filter", filter, "a blume filter file")->required();
   add_input(query);
   query->callback([&] { status = run_query(filter, input, checked()); });
+
+  aggregate_options agg;
+  CLI::App* aggregate = app.add_subcommand(
+      "aggregate",
+      "Decentralised aggregation: simulated peers spread over the ranks gossip their values until each one's SUM, "
+      "COUNT, AVERAGE, MIN and MAX are exact, with Bloom filters of what each has counted so that none counts a "
+      "value twice (DIAS); prints the errors per round, then the rounds, the traffic and the filters' bias");
+  aggregate->add_option("--peers", agg.gossip.peers, "the number of peers (default 1000)")
+      ->check(CLI::Range(2, 1000000));
+  aggregate->add_option("--pushes", agg.gossip.pushes, "pushes per peer a round (default 4)")
+      ->check(CLI::Range(1, 1000));
+  aggregate->add_option("--sampled", agg.gossip.sampled, "peers the sampling offers per push (default 15)")
+      ->check(CLI::Range(1, 1000));
+  aggregate->add_option("--fpr", agg.gossip.filters.fpr, "the filters' rate when full (default 0.01)")
+      ->check(CLI::Range(1e-12, 0.5));
+  aggregate->add_option("--change-at", agg.change_at, "the round at which --share of the values change (0: none)");
+  aggregate->add_option("--leave-at", agg.leave_at, "the round at which --share of the peers leave (0: none)");
+  aggregate->add_option("--share", agg.share, "the share of values that change and of peers that leave (default 0.1)")
+      ->check(CLI::Range(0.0, 0.9));
+  aggregate->add_option("--max-rounds", agg.max_rounds, "stop after this many rounds (default 100000)");
+  aggregate->add_option("--every", agg.every, "print every this many rounds (default 1)")
+      ->check(CLI::Range(1, 1000000));
+  aggregate->add_option("--seed", agg.gossip.seed, "the values' and the samples' seed (default 1)");
+  aggregate->add_flag("--summary", agg.summary,
+                      "print one markdown row at the end (peers, rate, rounds, exact, bytes a round and in all, "
+                      "filter bytes per peer, values lost and the model's share) instead of the table of rounds");
+  aggregate->callback([&] {
+    agg.gossip.filters.peers = agg.gossip.peers;
+    status = run_aggregate(agg);
+  });
 
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

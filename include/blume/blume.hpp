@@ -3,6 +3,7 @@
 // planning, hashing and the RedisBloom-compatible types.
 #pragma once
 
+#include "blume/aggregation/dias.hpp"
 #include "blume/any_filter.hpp"
 #include "blume/build_stats.hpp"
 #include "blume/compat/redisbloom.hpp"

@@ -53,6 +53,10 @@ template <class F>
   refuse<F>("take or look up keys: it scores vectors (observe() and novelty())");
 }
 
+class py_filter;
+/// Refuses a kind of vectors before a key is read (a NumPy row is not a key type, and the kind is the reason).
+void require_keys(const py_filter& f);
+
 // ---- the object ---------------------------------------------------------------------------------------
 
 /// A filter as Python holds it: the filter, the design its file records (capacity and target rate), and
@@ -75,6 +79,14 @@ class typed_filter final : public py_filter {
  public:
   using py_filter::py_filter;
 };
+
+inline void require_keys(const py_filter& f) {
+  std::visit(
+      [](const auto& typed) {
+        if constexpr (!answers_keys<std::decay_t<decltype(typed)>>) refuse_keys<std::decay_t<decltype(typed)>>();
+      },
+      f.filter);
+}
 
 /// The filter as a Python object of its kind's class.
 py::object wrap(any_filter f, filter_design design);

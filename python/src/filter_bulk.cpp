@@ -44,7 +44,9 @@ void bind_bulk(py::class_<py_filter>& c) {
         return std::visit(
             [&](auto& f) -> std::uint64_t {
               using F = std::decay_t<decltype(f)>;
-              if constexpr (!takes_inserts<F>) {
+              if constexpr (!answers_keys<F>) {
+                refuse_keys<F>();
+              } else if constexpr (!takes_inserts<F>) {
                 refuse<F>(takes_valued_inserts<F> ? "take keys without values: add(key, value) for each"
                                                   : "take keys after it is built (blume.build makes it)");
               } else {

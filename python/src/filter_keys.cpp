@@ -66,6 +66,7 @@ PyObject* contains(PyObject* self, PyObject* key) noexcept {
       PyErr_SetString(PyExc_TypeError, "the filter was never initialised (its __init__ was not called)");
       return nullptr;
     }
+    require_keys(*f);
     std::uint64_t scratch = 0;
     const std::string_view bytes = key_bytes(key, scratch);
     return PyBool_FromLong(read_filter(*f, [&](const auto& typed) -> bool {
@@ -95,6 +96,7 @@ void bind_keys(py::class_<py_filter>& c) {
   c.def(
       "add",
       [](py_filter& self, py::handle key, py::object value) {
+        require_keys(self);
         std::uint64_t scratch = 0;
         const std::string_view bytes = key_bytes(key, scratch);
         return write_filter(self, [&](auto& f) -> py::object {

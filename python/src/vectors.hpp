@@ -121,10 +121,18 @@ void bind_vectors(py::class_<T, py_filter>& cls) {
   cls.def_property_readonly("tag_size", [typed](const T& self) { return typed(self).tag_size(); });
   cls.def_property_readonly("depression", [typed](const T& self) { return typed(self).rules().depression; });
   cls.def_property_readonly("recovery", [typed](const T& self) { return typed(self).rules().recovery; });
+  // The clock moves under observe, which runs without the GIL: it is read under the filter's lock.
+  const auto locked = [typed](const T& self, auto read) {
+    std::shared_lock lock(self.mutex, std::defer_lock);
+    lock_releasing_gil(lock);
+    return read(typed(self));
+  };
   cls.def_property_readonly(
-      "clock", [typed](const T& self) { return typed(self).clock(); },
+      "clock", [locked](const T& self) { return locked(self, [](const F& f) { return f.clock(); }); },
       "Steps so far: one per observation, plus those elapsed.");
-  cls.def_property_readonly("observed", [typed](const T& self) { return typed(self).observed(); });
+  cls.def_property_readonly(
+      "observed", [locked](const T& self) { return locked(self, [](const F& f) { return f.observed(); }); },
+      "Observations so far.");
 }
 
 }  // namespace blume::python

@@ -7,10 +7,13 @@
 // 5% in the fly). Near inputs share most of their tag, so the tag is a locality-sensitive hash: unlike a
 // Bloom filter's probes, which change entirely when one bit of the key does.
 //
-// The tag is a function of the seed and the input alone, exactly, on every platform: a unit's sum adds its
-// inputs in increasing index order in double precision (additions only, so no contraction to fused
-// multiply-adds changes it), and ties go to the lower unit. Adding a constant to every input, or scaling all
-// of them by a positive factor, leaves the tag as it is (every unit sums the same number of inputs).
+// The tag is a function of the seed and the input alone, the same on every platform with IEEE-754 double
+// arithmetic (FLT_EVAL_METHOD 0, no flush to zero): a unit's sum adds its inputs in increasing index order
+// (additions only, so no contraction to fused multiply-adds changes it), and a tie between equal sums goes to the
+// unit of higher priority, a seeded hash of the unit: tie-breaking by unit number would favour the low units
+// whenever inputs take few values (pixels, counts), so that unrelated inputs would share them. Adding a constant
+// to every input, or scaling all of them by a positive factor, leaves the tag as it is up to rounding (exactly
+// when the sums are exact): every unit sums the same number of inputs.
 #pragma once
 
 #include <algorithm>
@@ -35,7 +38,11 @@ class flyhash {
   flyhash(std::uint32_t dim, std::uint32_t units, std::uint32_t samples, std::uint32_t tag, std::uint64_t seed)
       : dim_(dim), units_(units), samples_(samples), tag_(tag) {
     inputs_.resize(std::size_t{units} * samples);
-    for (std::uint32_t u = 0; u < units; ++u) draw(u, seed);
+    priority_.resize(units);
+    for (std::uint32_t u = 0; u < units; ++u) {
+      priority_[u] = splitmix64_mix(seed + splitmix64_mix(std::uint64_t{u} ^ 0x5bd1e9955bd1e995ULL));
+      draw(u, seed);
+    }
   }
 
   std::uint32_t dim() const noexcept { return dim_; }
@@ -48,9 +55,9 @@ class flyhash {
   }
 
   /// The tag of x (dim() values, each finite: the caller checks): k unit numbers, increasing, written to
-  /// `out`. `sums` and `scratch` are reused buffers, so that a loop over many inputs allocates once.
+  /// `out`. `sums`, `scratch` and `ties` are reused buffers, so that a loop over many inputs allocates once.
   void tag(std::span<const double> x, std::span<std::uint32_t> out, std::vector<double>& sums,
-           std::vector<double>& scratch) const {
+           std::vector<double>& scratch, std::vector<std::uint64_t>& ties) const {
     sums.resize(units_);
     const std::uint32_t* in = inputs_.data();
     for (std::uint32_t u = 0; u < units_; ++u, in += samples_) {
@@ -64,28 +71,39 @@ class flyhash {
     scratch.assign(sums.begin(), sums.end());
     std::nth_element(scratch.begin(), scratch.begin() + (tag_ - 1), scratch.end(), std::greater<>());
     const double threshold = scratch[tag_ - 1];
-    std::uint32_t above = 0;
-    for (std::uint32_t u = 0; u < units_; ++u) above += sums[u] > threshold ? 1 : 0;
-    std::uint32_t at = tag_ - above, n = 0;
+    std::uint32_t above = 0, level = 0;
     for (std::uint32_t u = 0; u < units_; ++u) {
-      if (sums[u] > threshold) {
-        out[n++] = u;
-      } else if (sums[u] == threshold && at > 0) {
-        out[n++] = u;
-        --at;
-      }
+      above += sums[u] > threshold ? 1 : 0;
+      level += sums[u] == threshold ? 1 : 0;
     }
+    const std::uint32_t at = tag_ - above;  // 1 … level units of the threshold's sum belong to the tag
+    // The units at the threshold go in by priority: the `at`-th largest priority among them is the cut.
+    std::uint64_t cut = 0;
+    if (at < level) {
+      ties.clear();
+      for (std::uint32_t u = 0; u < units_; ++u)
+        if (sums[u] == threshold) ties.push_back(priority_[u]);
+      std::nth_element(ties.begin(), ties.begin() + (at - 1), ties.end(), std::greater<>());
+      cut = ties[at - 1];
+    }
+    std::uint32_t n = 0;
+    for (std::uint32_t u = 0; u < units_; ++u)
+      if (sums[u] > threshold || (sums[u] == threshold && priority_[u] >= cut)) out[n++] = u;
   }
+  /// Unit u's priority among units of equal sums (higher first).
+  std::uint64_t priority(std::uint32_t u) const noexcept { return priority_[u]; }
   std::vector<std::uint32_t> tag(std::span<const double> x) const {
     std::vector<std::uint32_t> out(tag_);
     std::vector<double> sums, scratch;
-    tag(x, out, sums, scratch);
+    std::vector<std::uint64_t> ties;
+    tag(x, out, sums, scratch, ties);
     return out;
   }
 
  private:
   // Unit u's s inputs: Floyd's sampling of s distinct values of [0, d) from splitmix64's sequence on
-  // (seed, u), which needs exactly s draws; then sorted, which fixes the order of the sum.
+  // (seed, u), which needs exactly s draws; then sorted, which fixes the order of the sum. (s is at most 32:
+  // the linear search costs at most 32·31/2 comparisons a unit.)
   void draw(std::uint32_t u, std::uint64_t seed) {
     std::uint32_t* chosen = inputs_.data() + std::size_t{u} * samples_;
     std::uint64_t state = splitmix64_mix(seed ^ splitmix64_mix(std::uint64_t{u} + 0x9e3779b97f4a7c15ULL));
@@ -99,7 +117,8 @@ class flyhash {
   }
 
   std::uint32_t dim_ = 0, units_ = 0, samples_ = 0, tag_ = 0;
-  std::vector<std::uint32_t> inputs_;  // units × samples, unit-major
+  std::vector<std::uint32_t> inputs_;    // units × samples, unit-major
+  std::vector<std::uint64_t> priority_;  // a seeded hash of each unit: who wins a tie
 };
 
 }  // namespace blume::detail

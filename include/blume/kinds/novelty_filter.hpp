@@ -12,7 +12,8 @@
 //  * every other weight recovers toward 1 by a share ε of what it lacks at each step: w ← w + ε(1 − w).
 // A step is one observation, or one step of elapse(n). Recovery is kept lazily and exactly: each unit stores
 // its weight when last depressed and the step recovery started, and after t steps a deficit 1 − w has become
-// (1 − w)(1 − ε)^t; so an observation costs O(m·s) for the tag and O(k) for the weights, not O(m).
+// (1 − w)(1 − ε)^t; so an observation costs O(m·s) for the tag and O(k) for the weights, and elapse(n) O(1),
+// where the rule applied step by step would cost O(m) a step.
 //
 // Defaults: m = 2000 units, s = 6 inputs a unit (d if smaller), k = 5% of m, δ = 0.4, ε = 0.01: the fly's Kenyon cells sample
 // about 6 projection neurons and about 5% fire for an odour; δ and ε are the values reported for the paper's
@@ -90,7 +91,7 @@ class novelty_filter {
 
   static constexpr std::uint32_t max_dim = 1u << 24;
   static constexpr std::uint32_t max_units = 1u << 28;
-  static constexpr std::uint32_t max_samples = 256;
+  static constexpr std::uint32_t max_samples = 32;
 
   /// A unit's bytes: its weight (a double) and the step its recovery started (a u64).
   static std::uint64_t plan_bytes(std::uint64_t units) noexcept { return 16 * units; }
@@ -98,6 +99,7 @@ class novelty_filter {
   /// probability (1 − (1 − k/m)^n)^k.
   static double model_fpr(double n, double m, double k) noexcept {
     if (k <= 0 || m <= 0) return 1.0;
+    if (!(n > 0)) return 0.0;
     return std::pow(-std::expm1(n * std::log1p(-std::min(k / m, 1.0))), k);
   }
 
@@ -149,6 +151,7 @@ class novelty_filter {
   /// The expected novelty of an input unrelated to the n observed ones, before recovery:
   /// (1 − (1 − δ)k/m)^n (independent tags; see the header comment).
   double expected_novelty(double n) const noexcept {
+    if (!(n > 0)) return 1.0;
     const double share = (1 - rules_.depression) * static_cast<double>(tag_size()) / units();
     return std::exp(n * std::log1p(-share));
   }
@@ -219,19 +222,24 @@ class novelty_filter {
   }
   static novelty_filter from_payload(const filter_parameters& p, std::uint64_t seed, std::uint64_t inserted,
                                      byte_storage payload) {
-    novelty_filter f(geometry_of(p), rules_of(p), seed, std::move(payload));
-    f.clock_ = p.extra[1];
-    f.observed_ = inserted;
-    if (inserted > f.clock_)
+    // The cells are checked before the projection is drawn, which costs m·s draws and 4·m·s bytes.
+    const std::uint64_t clock = p.extra[1];
+    if (inserted > clock)
       throw format_error("novelty filter: " + std::to_string(inserted) + " observations but a clock of " +
-                         std::to_string(f.clock_) + " steps");
-    for (std::uint32_t u = 0; u < f.units(); ++u) {
-      const double w = f.stored_weight(u);
+                         std::to_string(clock) + " steps");
+    for (std::uint64_t u = 0; u < p.primary; ++u) {
+      double w;
+      std::uint64_t t;
+      std::memcpy(&w, payload.data() + 16 * u, 8);
+      std::memcpy(&t, payload.data() + 16 * u + 8, 8);
       if (!(w >= 0.0 && w <= 1.0))
         throw format_error("novelty filter: unit " + std::to_string(u) + " has a weight outside [0, 1]");
-      if (f.stamp(u) > f.clock_)
+      if (t > clock)
         throw format_error("novelty filter: unit " + std::to_string(u) + " was depressed after the clock's step");
     }
+    novelty_filter f(geometry_of(p), rules_of(p), seed, std::move(payload));
+    f.clock_ = clock;
+    f.observed_ = inserted;
     return f;
   }
 
@@ -241,6 +249,7 @@ class novelty_filter {
   struct scratch {
     std::vector<std::uint32_t> tag;
     std::vector<double> sums, selection;
+    std::vector<std::uint64_t> ties;
     static scratch& of_this_thread(const novelty_filter& f) {
       thread_local scratch s;
       s.tag.resize(f.tag_size());
@@ -297,7 +306,7 @@ class novelty_filter {
 
   double novelty(std::span<const double> x, scratch& s) const {
     check_input(x);
-    hash_.tag(x, s.tag, s.sums, s.selection);
+    hash_.tag(x, s.tag, s.sums, s.selection, s.ties);
     double sum = 0;
     for (const std::uint32_t u : s.tag) sum += weight_at(u, clock_);
     return sum / static_cast<double>(tag_size());
