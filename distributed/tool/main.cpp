@@ -186,8 +186,14 @@ int run_aggregate(const aggregate_options& o) {
   const std::uint64_t seed = o.gossip.seed;
   blume::distributed::gossip_aggregation net(MPI_COMM_WORLD, o.gossip,
                                              [&](std::uint64_t i) { return value_of(seed, i, 0); });
+  // Every format is a literal of this function; a text without arguments goes out as it is.
   const auto print = [&](const char* format, auto... args) {
-    if (where.rank == 0) std::printf(format, args...);
+    if (where.rank != 0) return;
+    if constexpr (sizeof...(args) == 0) {
+      std::fputs(format, stdout);
+    } else {
+      std::printf(format, args...);
+    }
   };
   const auto& g = o.gossip;
   const auto table = [&](const char* format, auto... args) {
