@@ -203,25 +203,31 @@ PY
   run "$body" "$bin/bench/blume_novelty_bench" "${args[@]}"
 }
 
-# blume-mpi aggregate on 2 ranks: rounds against N, one run under churn, and the filters' bias against its model.
+# blume-mpi aggregate on 2 ranks: rounds against N, the same at more pushes, one run under churn, and the filters'
+# bias against its model.
 section_aggregation() {
-  local sizes=(100 300 1000 3000) rates=(1e-6 0.01 0.05 0.2) churn=1000 n r
-  ((quick)) && sizes=(100 300) && rates=(0.01 0.2) && churn=200
+  local sizes=(100 300 1000 3000 10000) rates=(1e-6 0.01 0.05 0.2) churn=1000 wide=3000 n r
+  ((quick)) && sizes=(100 300) && rates=(0.01 0.2) && churn=200 && wide=300
   need_command mpirun
   need_file "$bin/distributed/blume-mpi"
-  shown="mpirun -np 2 $bin/distributed/blume-mpi aggregate --peers N [--fpr F] --summary, and one run with --change-at and --leave-at"
+  shown="mpirun -np 2 $bin/distributed/blume-mpi aggregate --peers N [--pushes P] [--fpr F] --summary, and one run with --change-at and --leave-at"
   [ -z "$missing" ] || return 0
   aggregate() {
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
       mpirun -np 2 "$bin/distributed/blume-mpi" aggregate "$@"
   }
-  local header="| peers | filters' rate | rounds | exact | bytes per peer a round | bytes per peer in all | filter bytes per peer | values never counted | model |
-|--:|--:|--:|:-:|--:|--:|--:|--:|--:|"
+  local header="| peers | pushes a round | filters' rate | rounds to within 1% | last value newly counted | rounds | exact | bytes per peer a round | bytes per peer in all | filter bytes per peer | values never counted | model |
+|--:|--:|--:|--:|--:|--:|:-:|--:|--:|--:|--:|--:|"
   {
-    echo "**Rounds until every peer's five aggregates are exact, against N** (4 pushes a peer a round among 15 sampled peers; filters at 1%):"
+    echo "**Rounds until every peer's five aggregates are exact, against N** (each peer pushes to 4 peers a round, chosen among 15 sampled; filters at 10⁻⁶, so that no value is lost and a run ends when exact):"
     echo
     echo "$header"
-    for n in "${sizes[@]}"; do aggregate --peers "$n" --summary; done
+    for n in "${sizes[@]}"; do aggregate --peers "$n" --fpr 1e-6 --summary; done
+    echo
+    echo "**More pushes a round** ($wide peers): fewer rounds, the same bytes in all:"
+    echo
+    echo "$header"
+    for r in 4 16 64; do aggregate --peers "$wide" --pushes "$r" --fpr 1e-6 --summary; done
     echo
     echo "**The filters' bias** ($churn peers; a run stops once no value is newly counted for 2·N/4 rounds): values never counted, against the model:"
     echo
@@ -230,7 +236,7 @@ section_aggregation() {
     echo
     local change=400 leave=500 every=50
     ((quick)) && change=100 && leave=150 && every=25
-    echo "**Under churn** ($churn peers): 10% of the values change at round $change, then 10% of the peers leave at round $leave (every ${every}th round shown):"
+    echo "**Under churn** ($churn peers, filters at 1%): 10% of the values change at round $change, then 10% of the peers leave at round $leave (every ${every}th round shown):"
     echo
     aggregate --peers "$churn" --change-at "$change" --leave-at "$leave" --every "$every"
   } >"$body" || status=$?

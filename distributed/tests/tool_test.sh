@@ -114,7 +114,10 @@ grep -q "^blume-mpi: no keys in input" "$dir/error"
 run 3 aggregate --peers 120 --every 1000 --change-at 60 --leave-at 90 > "$dir/aggregate.md"
 grep -q "^Exact after [0-9]* rounds" "$dir/aggregate.md" || { cat "$dir/aggregate.md" >&2; exit 1; }
 run 2 aggregate --peers 100 --fpr 0.2 --summary > "$dir/summary.md"
-grep -Eq "^\| 100 \| 0.2 \| [0-9]+ \| (yes|no) \|" "$dir/summary.md" || { cat "$dir/summary.md" >&2; exit 1; }
+grep -Eq "^\| 100 \| 4 \| 0.2 \| ([0-9]+|never) \| [0-9]+ \| [0-9]+ \| (yes|no) \|" "$dir/summary.md" || { cat "$dir/summary.md" >&2; exit 1; }
 if run 2 aggregate --peers 1 2> "$dir/error"; then exit 1; fi
 grep -q "peers" "$dir/error"
+# A million peers would need terabytes of filters (every peer keeps filters for all): refused before allocating.
+if run 2 aggregate --peers 1000000 2> "$dir/error"; then exit 1; fi
+grep -q "of filters on one node" "$dir/error" || { cat "$dir/error" >&2; exit 1; }
 echo "blume-mpi: all checks passed"

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "blume/blume.hpp"
 #include "blume/distributed/aggregate.hpp"
 #include "blume/distributed/duplicates.hpp"
@@ -178,12 +180,39 @@ bool chosen(std::uint64_t seed, std::uint64_t peer, std::uint64_t draw, double s
   return value_of(seed, peer, draw) < 100.0 * share;
 }
 
+/// DIAS's state is quadratic: every peer ends up with filters for every other. A run whose peers' filters would
+/// not fit in the memory of the node that holds them is refused before anything is allocated (one peer's
+/// filters, allocated to measure them, are a fraction of the whole). Every rank agrees, so all refuse together.
+void refuse_beyond_memory(const blume::distributed::gossip_options& g, const place& where) {
+  const double per_peer = static_cast<double>(blume::aggregation::dias_peer(0, 0.0, g.filters).filter_bytes());
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, where.rank, MPI_INFO_NULL, &node);
+  int node_ranks = 1;
+  MPI_Comm_size(node, &node_ranks);
+  MPI_Comm_free(&node);
+  const double block = std::ceil(static_cast<double>(g.peers) / where.ranks);
+  const double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  double need[2] = {per_peer * block * node_ranks / memory, per_peer * block * node_ranks};
+  MPI_Allreduce(MPI_IN_PLACE, need, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (need[0] > 0.8) {
+    char text[400];
+    std::snprintf(text, sizeof text,
+                  "%llu peers need %.3g GB of filters on one node (%.0f bytes per peer: every peer keeps filters "
+                  "for all %llu), more than 80%% of its %.3g GB of memory; use fewer peers, a higher --fpr or more "
+                  "nodes",
+                  static_cast<unsigned long long>(g.peers), need[1] / 1e9, per_peer,
+                  static_cast<unsigned long long>(g.peers), need[1] / need[0] / 1e9);
+    throw refusal(text);
+  }
+}
+
 /// Gossip rounds until every peer's aggregates are exact after the last scheduled event (or until no value is newly
 /// counted or replaced for long enough, when the filters' false positives keep some values out for good),
 /// printing the errors per round as a markdown table, then a summary.
 int run_aggregate(const aggregate_options& o) {
   const place where = place::of(MPI_COMM_WORLD);
   const std::uint64_t seed = o.gossip.seed;
+  refuse_beyond_memory(o.gossip, where);
   blume::distributed::gossip_aggregation net(MPI_COMM_WORLD, o.gossip,
                                              [&](std::uint64_t i) { return value_of(seed, i, 0); });
   // Every format is a literal of this function; a text without arguments goes out as it is.
@@ -210,7 +239,7 @@ int run_aggregate(const aggregate_options& o) {
       ".\n\n| round | SUM error (mean / max) | COUNT | AVERAGE | MIN | MAX | bytes per peer | exact |\n"
       "|--:|--:|--:|--:|--:|--:|--:|:-:|\n");
   const std::uint64_t last_event = std::max(o.change_at, o.leave_at);
-  std::uint64_t exact_at = 0, settled_at = 0, quiet = 0;
+  std::uint64_t exact_at = 0, settled_at = 0, quiet = 0, within_at = 0, last_counted = 0;
   double bytes = 0;
   blume::distributed::round_report r;
   for (std::uint64_t round = 1; round <= o.max_rounds; ++round) {
@@ -224,6 +253,11 @@ int run_aggregate(const aggregate_options& o) {
     bytes += r.bytes_per_peer;
     // Settled: no value newly counted or replaced for as many rounds as a disseminator takes to push to every
     // peer once more, which is also what MIN and MAX need to be rebuilt after a removal.
+    if (r.outcomes[0] + r.outcomes[1] != 0) last_counted = round;
+    // Within 1%: every aggregate of every peer present, for the first time since the last scheduled event.
+    const double worst = std::max({r.sum.max, r.count.max, r.average.max, r.min.max, r.max.max});
+    if (round < last_event || worst > 0.01) within_at = 0;
+    else if (within_at == 0) within_at = round;
     quiet = r.outcomes[0] + r.outcomes[1] == 0 && round > last_event ? quiet + 1 : 0;
     const bool settled = quiet >= 2 * g.peers / g.pushes + 1;
     const bool last = (r.exact || settled) && round >= last_event;
@@ -257,15 +291,20 @@ int run_aggregate(const aggregate_options& o) {
   const double per_round = bytes / static_cast<double>(std::max<std::uint64_t>(r.round, 1));
   const double filters = static_cast<double>(filter_bytes) / static_cast<double>(g.peers);
   if (o.summary) {
-    // | peers | rate | rounds | exact | bytes per peer a round | in all | filter bytes per peer | lost | model |
-    print("| %llu | %g | %llu | %s | %.0f | %.0f | %.0f | %.3g%% | %.3g%% |\n",
-          static_cast<unsigned long long>(g.peers), g.filters.fpr, static_cast<unsigned long long>(rounds),
+    // | peers | pushes | rate | rounds to 1% | last counted | rounds | exact | bytes per peer a round | in all |
+    // filter bytes per peer | lost | model |
+    const std::string within = within_at != 0 ? std::to_string(within_at) : "never";
+    print("| %llu | %u | %g | %s | %llu | %llu | %s | %.0f | %.0f | %.0f | %.3g%% | %.3g%% |\n",
+          static_cast<unsigned long long>(g.peers), g.pushes, g.filters.fpr, within.c_str(),
+          static_cast<unsigned long long>(last_counted), static_cast<unsigned long long>(rounds),
           exact_at != 0 ? "yes" : "no", per_round, bytes, filters, lost, 100.0 * model);
   } else {
     print(
-        "\n%s after %llu rounds; %.0f bytes per peer sent in all (%.0f a round); filters %.0f bytes per peer; "
+        "\nEvery aggregate within 1%% of exact from round %s; the last value newly counted at round %llu.\n"
+        "%s after %llu rounds; %.0f bytes per peer sent in all (%.0f a round); filters %.0f bytes per peer; "
         "values never counted: %.3g%% of the pairs (model of the filters' bias %.3g%%); outcomes of the last "
         "round: %llu first, %llu replaced, %llu already counted, %llu unsuccessful.\n",
+        within_at != 0 ? std::to_string(within_at).c_str() : "no round", static_cast<unsigned long long>(last_counted),
         exact_at != 0     ? "Exact"
         : settled_at != 0 ? "Settled (no value newly counted)"
                           : "Stopped",
@@ -354,8 +393,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000000));
   aggregate->add_option("--seed", agg.gossip.seed, "the values' and the samples' seed (default 1)");
   aggregate->add_flag("--summary", agg.summary,
-                      "print one markdown row at the end (peers, rate, rounds, exact, bytes a round and in all, "
-                      "filter bytes per peer, values lost and the model's share) instead of the table of rounds");
+                      "print one markdown row at the end (peers, pushes, rate, rounds until every aggregate is within "
+                      "1%, round of the last value newly counted, rounds, exact, bytes per peer a round and in all, "
+                      "filter bytes per peer, values never counted and the model's share) instead of the table of "
+                      "rounds");
   aggregate->callback([&] {
     agg.gossip.filters.peers = agg.gossip.peers;
     status = run_aggregate(agg);
