@@ -136,10 +136,12 @@ TEST(Dias, FalsePositivesLoseValuesAsTheModelSays) {
     const auto plan = blume::bloom_filter<>::plan(n, fpr);
     const double model = expected_shortfall(static_cast<double>(n), static_cast<double>(plan.bits), plan.hashes);
     RecordProperty("fpr_" + std::to_string(fpr), std::to_string(share) + " (model " + std::to_string(model) + ")");
-    // Pairs are lost independently enough for a binomial spread over n·n pairs; the model's approximations
-    // (filters filling together, at a uniform meeting time) are held to a factor of 2.
-    EXPECT_GT(share, model / 2) << "fpr " << fpr;
-    EXPECT_LT(share, model * 2 + 3.3 * std::sqrt(model / (n * n))) << "fpr " << fpr;
+    // Pairs are lost independently enough for a binomial spread over n·n pairs. The model is mean-field (every
+    // filter of a kind as full as the others); the spread of the fills at 300 peers loses 10–15% more (1.45%
+    // against 1.31% at 20% over three seeds), so it is held to [0.8, 1.25] of the model beyond that spread.
+    const double spread = 3.3 * std::sqrt(model / (n * n));
+    EXPECT_GT(share, model * 0.8 - spread) << "fpr " << fpr;
+    EXPECT_LT(share, model * 1.25 + spread) << "fpr " << fpr;
   }
 }
 
